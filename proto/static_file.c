@@ -1,0 +1,169 @@
+/* What to answer for a static file: conditionals (RFC 9110 13.2.2), then
+ * Range (14.2) guarded by If-Range (13.1.5), then the whole file. */
+#include "proto/static_file.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "proto/httpdate.h"
+
+/* splitmix64 (Steele, Lea, Flood 2014): a counter seed still gives
+ * well-spread bits, so consecutive responses get unrelated boundaries. Not a
+ * secret: a file's bytes could only collide with the boundary by design of
+ * whoever controls the file, and they control the docroot already. */
+static uint64_t splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	return z ^ (z >> 31);
+}
+
+static void make_boundary(uint64_t seed, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	uint64_t word = 0;
+
+	for (size_t i = 0; i < STATIC_BOUNDARY_LEN; i++) {
+		if (i % 16 == 0)
+			word = splitmix64(&seed);
+		out[i] = hex[word & 0xf];
+		word >>= 4;
+	}
+	out[STATIC_BOUNDARY_LEN] = '\0';
+}
+
+/* A Content-Type too long for STATIC_PART_HEADER_MAX (mime.types tops out
+ * near 75 bytes; about 125 fit) is left out of the part rather than cut:
+ * RFC 9110 14.6 wants it only if the 200 would have had it, and a truncated
+ * type would be a wrong one. content_length stays exact either way because it
+ * is computed with this same function. */
+size_t static_part_header(const struct static_response *resp, const struct static_file *file,
+                          size_t i, char *out)
+{
+	const struct byte_range *r;
+	const char *ct = file->content_type;
+	int len;
+
+	if (i >= resp->nranges)
+		return 0;
+	r = &resp->ranges[i];
+	for (;;) {
+		len = snprintf(out, STATIC_PART_HEADER_MAX,
+		               "%s--%s\r\n%s%s%sContent-Range: bytes %" PRIu64 "-%" PRIu64
+		               "/%" PRIu64 "\r\n\r\n",
+		               i == 0 ? "" : "\r\n", resp->boundary, ct ? "Content-Type: " : "",
+		               ct ? ct : "", ct ? "\r\n" : "", r->first, r->last, file->size);
+		if (len < 0)
+			return 0;
+		if ((size_t)len < STATIC_PART_HEADER_MAX || ct == NULL)
+			break;
+		ct = NULL;
+	}
+	return (size_t)len;
+}
+
+size_t static_multipart_trailer(const struct static_response *resp, char *out)
+{
+	int len = snprintf(out, STATIC_PART_HEADER_MAX, "\r\n--%s--\r\n", resp->boundary);
+
+	return len < 0 ? 0 : (size_t)len;
+}
+
+static void respond_multipart(struct static_response *resp, const struct static_file *file,
+                              uint64_t boundary_seed)
+{
+	char buf[STATIC_PART_HEADER_MAX];
+	uint64_t total = 0;
+
+	make_boundary(boundary_seed, resp->boundary);
+	snprintf(resp->multipart_type, sizeof(resp->multipart_type),
+	         "multipart/byteranges; boundary=%s", resp->boundary);
+	/* Points into resp itself: the Content-Type to send is the multipart
+	 * one, so a caller can always send content_type. Do not copy resp by
+	 * value and keep using the copy's content_type. */
+	resp->content_type = resp->multipart_type;
+	for (size_t i = 0; i < resp->nranges; i++) {
+		const struct byte_range *r = &resp->ranges[i];
+
+		total += static_part_header(resp, file, i, buf) + (r->last - r->first + 1);
+	}
+	resp->content_length = total + static_multipart_trailer(resp, buf);
+}
+
+/* What each status carries:
+ *   200/206  content_type, content_length of the body (framing included).
+ *   304      no content_type (RFC 9110 15.4.5); content_length is the size
+ *            the 200 would have had — the only value RFC 9110 8.6 lets a
+ *            304 carry, so sending or omitting Content-Length are both right.
+ *   412/416  content_length 0 and no body: the server sends
+ *            "Content-Length: 0" rather than an error page; these answer
+ *            programs (caches, download resumers), not people.
+ * etag and last_modified are filled for every status; send them with
+ * 200/206/304. */
+void static_file_respond(const struct static_request *req, const struct static_file *file,
+                         uint64_t boundary_seed, struct static_response *resp)
+{
+	time_t mtime = (time_t)file->mtime_sec;
+	enum range_result rr = RANGE_NONE;
+	struct byte_range ranges[STATIC_MAX_RANGES];
+	size_t n = 0;
+
+	memset(resp, 0, sizeof(*resp));
+	etag_format(resp->etag, sizeof(resp->etag), file->ino, file->size, file->mtime_sec,
+	            file->mtime_nsec);
+	httpdate_format(mtime, resp->last_modified);
+
+	switch (cond_evaluate(&req->cond, resp->etag, mtime)) {
+	case COND_PRECONDITION_FAILED:
+		resp->status = 412;
+		return;
+	case COND_NOT_MODIFIED:
+		resp->status = 304;
+		resp->content_length = file->size;
+		return;
+	case COND_PROCEED:
+		break;
+	}
+
+	/* HEAD honours Range too, like nginx and Apache: RFC 9110 14.2 defines
+	 * ranges for GET only, but 9.3.2 asks HEAD to answer with GET's
+	 * headers, and a client probing with HEAD wants to see the 206. */
+	if (req->range && (!req->if_range || cond_if_range_matches(req->if_range, req->if_range_len,
+	                                                           resp->etag, mtime)))
+		rr = range_parse(req->range, req->range_len, file->size, ranges, STATIC_MAX_RANGES,
+		                 &n);
+
+	switch (rr) {
+	case RANGE_UNSATISFIABLE:
+		resp->status = 416;
+		snprintf(resp->content_range, sizeof(resp->content_range), "bytes */%" PRIu64,
+		         file->size);
+		return;
+	case RANGE_OK:
+		resp->status = 206;
+		resp->nranges = n;
+		memcpy(resp->ranges, ranges, n * sizeof(ranges[0]));
+		resp->send_body = !req->head;
+		if (n == 1) {
+			const struct byte_range *r = &resp->ranges[0];
+
+			resp->content_type = file->content_type;
+			resp->content_length = r->last - r->first + 1;
+			snprintf(resp->content_range, sizeof(resp->content_range),
+			         "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, r->first, r->last,
+			         file->size);
+		} else {
+			respond_multipart(resp, file, boundary_seed);
+		}
+		return;
+	case RANGE_NONE:
+		break;
+	}
+	resp->status = 200;
+	resp->content_type = file->content_type;
+	resp->content_length = file->size;
+	resp->send_body = !req->head;
+}

@@ -1,0 +1,66 @@
+/* The static-file decision shared by HTTP/1.1 and HTTP/2: given what the
+ * client asked (method and validators) and what the file is (metadata only),
+ * say what to answer: status, representation headers, and the body as a list
+ * of file byte ranges, with the multipart/byteranges framing around them.
+ * Sans-I/O: it never opens, reads or sends. */
+#ifndef KTLSD_PROTO_STATIC_FILE_H
+#define KTLSD_PROTO_STATIC_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "proto/cond.h"
+#include "proto/range.h"
+
+#define STATIC_MAX_RANGES 16 /* more members than this: Range ignored, 200 */
+#define STATIC_BOUNDARY_LEN 20
+
+struct static_request {
+	bool head;
+	struct cond_headers cond;
+	const char *range;    /* NULL when absent */
+	size_t range_len;
+	const char *if_range; /* NULL when absent */
+	size_t if_range_len;
+};
+
+struct static_file {
+	uint64_t size;
+	uint64_t ino;
+	int64_t mtime_sec;
+	long mtime_nsec;
+	const char *content_type; /* from mime_lookup */
+};
+
+struct static_response {
+	int status;                 /* 200, 206, 304, 412, 416 */
+	char etag[ETAG_MAX];
+	char last_modified[32];
+	const char *content_type;   /* of the representation (or multipart/byteranges; see below) */
+	char multipart_type[80];    /* "multipart/byteranges; boundary=..." when nranges > 1 */
+	char content_range[80];     /* "bytes a-b/size" for one range, "bytes * /size" (no space) for 416 */
+	uint64_t content_length;    /* of the body as sent on the wire (including multipart framing) */
+	bool send_body;             /* false for HEAD, 304, 412; the length headers still describe it */
+	size_t nranges;             /* 0: whole file (200) or no body; 1: single range; >1: multipart */
+	struct byte_range ranges[STATIC_MAX_RANGES];
+	char boundary[STATIC_BOUNDARY_LEN + 1];
+};
+
+/* Fills resp. boundary_seed makes the multipart boundary unpredictable per
+ * response (the caller passes a per-worker counter or random value). */
+void static_file_respond(const struct static_request *req, const struct static_file *file,
+			 uint64_t boundary_seed, struct static_response *resp);
+
+/* The framing of a multipart/byteranges body: before range i
+ * ("\r\n--B\r\nContent-Type: T\r\nContent-Range: bytes a-b/size\r\n\r\n"; the
+ * first part starts without the leading CRLF), and after the last range
+ * ("\r\n--B--\r\n"). Return the length written (out must hold
+ * STATIC_PART_HEADER_MAX bytes). */
+#define STATIC_PART_HEADER_MAX 256
+size_t static_part_header(const struct static_response *resp, const struct static_file *file,
+			  size_t i, char *out);
+size_t static_multipart_trailer(const struct static_response *resp, char *out);
+
+#endif
