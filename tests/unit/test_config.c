@@ -1,0 +1,850 @@
+/* Tests server/config.c: every option type in both flag forms, the config
+ * file syntax, the order sources override each other in, and every error
+ * message, which must be exactly one line. Runs under ASan, so each test
+ * frees what it loads. */
+#define _GNU_SOURCE /* asprintf */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server/config.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "0.1.0"
+#endif
+
+struct run {
+	struct config cfg;
+	enum config_result rc;
+	char *out, *err;
+	size_t outlen, errlen;
+};
+
+/* Runs config_load on "ktlsd" plus the NULL-terminated arguments. */
+static void run_argv(struct run *r, ...)
+{
+	char *argv[64] = {"ktlsd"};
+	int argc = 1;
+	va_list ap;
+	FILE *out, *err;
+
+	memset(r, 0, sizeof(*r));
+	va_start(ap, r);
+	for (char *a; (a = va_arg(ap, char *)) != NULL;)
+		argv[argc++] = a;
+	va_end(ap);
+	out = open_memstream(&r->out, &r->outlen);
+	err = open_memstream(&r->err, &r->errlen);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_ptr_nonnull(err);
+	r->rc = config_load(&r->cfg, argc, argv, out, err);
+	fclose(out);
+	fclose(err);
+}
+#define RUN(r, ...) run_argv(r, ##__VA_ARGS__, (char *)NULL)
+
+static void done(struct run *r)
+{
+	config_free(&r->cfg);
+	free(r->out);
+	free(r->err);
+}
+
+/* Loads successfully, with nothing on either stream. */
+#define RUN_OK(r, ...)                                                                             \
+	do {                                                                                       \
+		RUN(r, __VA_ARGS__);                                                               \
+		ck_assert_str_eq((r)->err, "");                                                    \
+		ck_assert_str_eq((r)->out, "");                                                    \
+		ck_assert_int_eq((r)->rc, CONFIG_RUN);                                             \
+	} while (0)
+
+/* Fails with exactly the one line msg (given without its newline). */
+#define RUN_ERR(msg, ...)                                                                          \
+	do {                                                                                       \
+		struct run r_;                                                                     \
+		RUN(&r_, ##__VA_ARGS__);                                                           \
+		ck_assert_str_eq(r_.err, msg "\n");                                                \
+		ck_assert_str_eq(r_.out, "");                                                      \
+		ck_assert_int_eq(r_.rc, CONFIG_EXIT_ERR);                                          \
+		done(&r_);                                                                         \
+	} while (0)
+
+/* A config file with the given text; the caller unlinks and frees it. */
+static char *conf(const char *text)
+{
+	char *path = strdup("/tmp/ktlsd-test-config-XXXXXX");
+	int fd;
+
+	ck_assert_ptr_nonnull(path);
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static void unconf(char *path)
+{
+	unlink(path);
+	free(path);
+}
+
+/* config_parse_file of text into a fresh default config; *err gets what it
+ * printed. */
+static int parse_text(struct config *cfg, const char *text, char **err)
+{
+	char *path = conf(text);
+	size_t len;
+	FILE *fp = open_memstream(err, &len);
+	int rc;
+
+	config_defaults(cfg);
+	rc = config_parse_file(cfg, path, fp);
+	fclose(fp);
+	unconf(path);
+	return rc;
+}
+
+#define FILE_ERR(text, msg)                                                                        \
+	do {                                                                                       \
+		struct config c_;                                                                  \
+		char *path_ = conf(text), *err_, *want_;                                           \
+		size_t len_;                                                                       \
+		FILE *fp_ = open_memstream(&err_, &len_);                                          \
+		config_defaults(&c_);                                                              \
+		ck_assert_int_eq(config_parse_file(&c_, path_, fp_), -EINVAL);                     \
+		fclose(fp_);                                                                       \
+		ck_assert_int_gt(asprintf(&want_, "ktlsd: %s:%s\n", path_, msg), 0);               \
+		ck_assert_str_eq(err_, want_);                                                     \
+		free(want_);                                                                       \
+		free(err_);                                                                        \
+		config_free(&c_);                                                                  \
+		unconf(path_);                                                                     \
+	} while (0)
+
+static unsigned port_of(const struct config_listen *l)
+{
+	if (l->addr.ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)&l->addr)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)&l->addr)->sin_port);
+}
+
+static const char *addr_of(const struct config_listen *l, char buf[static INET6_ADDRSTRLEN])
+{
+	const void *a = l->addr.ss_family == AF_INET6
+	                    ? (const void *)&((const struct sockaddr_in6 *)&l->addr)->sin6_addr
+	                    : (const void *)&((const struct sockaddr_in *)&l->addr)->sin_addr;
+
+	return inet_ntop(l->addr.ss_family, a, buf, INET6_ADDRSTRLEN);
+}
+
+START_TEST(test_defaults)
+{
+	struct run r;
+	char buf[INET6_ADDRSTRLEN];
+
+	RUN_OK(&r, "--root", "/srv");
+	ck_assert_str_eq(r.cfg.root, "/srv");
+	ck_assert_uint_eq(r.cfg.nlisten, 1);
+	ck_assert_str_eq(r.cfg.listen[0].text, "0.0.0.0:8443");
+	ck_assert_int_eq(r.cfg.listen[0].addr.ss_family, AF_INET);
+	ck_assert_uint_eq(r.cfg.listen[0].addrlen, sizeof(struct sockaddr_in));
+	ck_assert_str_eq(addr_of(&r.cfg.listen[0], buf), "0.0.0.0");
+	ck_assert_uint_eq(port_of(&r.cfg.listen[0]), 8443);
+	ck_assert_uint_eq(r.cfg.nlisten_plain, 0);
+	ck_assert_uint_eq(r.cfg.ncerts, 0);
+	ck_assert_uint_eq(r.cfg.workers, 0);
+	ck_assert_ptr_null(r.cfg.config_file);
+	ck_assert_str_eq(r.cfg.tls_protocols, "TLSv1.2 TLSv1.3");
+	ck_assert_str_eq(
+	    r.cfg.tls13_ciphersuites,
+	    "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256");
+	ck_assert_str_eq(r.cfg.tls12_ciphers,
+	                 "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+	                 "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+	                 "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305");
+	ck_assert(r.cfg.tls_session_tickets);
+	ck_assert_uint_eq(r.cfg.tls_session_cache, 20000);
+	ck_assert_uint_eq(r.cfg.tls_ticket_rotate_s, 3600);
+	ck_assert_int_eq(r.cfg.ktls, CONFIG_AUTO);
+	ck_assert(r.cfg.sendfile);
+	ck_assert(r.cfg.h2);
+	ck_assert_uint_eq(r.cfg.max_header_bytes, 8192);
+	ck_assert_uint_eq(r.cfg.max_headers, 100);
+	ck_assert_uint_eq(r.cfg.max_uri, 4096);
+	ck_assert_uint_eq(r.cfg.max_connections, 16384);
+	ck_assert_uint_eq(r.cfg.keepalive_requests, 10000);
+	ck_assert_uint_eq(r.cfg.handshake_timeout_ms, 10000);
+	ck_assert_uint_eq(r.cfg.header_timeout_ms, 10000);
+	ck_assert_uint_eq(r.cfg.idle_timeout_ms, 60000);
+	ck_assert_uint_eq(r.cfg.send_timeout_ms, 60000);
+	ck_assert_uint_eq(r.cfg.shutdown_grace_ms, 30000);
+	ck_assert(!r.cfg.dotfiles);
+	ck_assert_ptr_null(r.cfg.access_log);
+	ck_assert_ptr_null(r.cfg.error_log);
+	ck_assert_int_eq(r.cfg.log_level, CONFIG_LOG_INFO);
+	ck_assert_ptr_null(r.cfg.pid_file);
+	done(&r);
+}
+END_TEST
+
+START_TEST(test_defaults_alone)
+{
+	struct config cfg;
+
+	config_defaults(&cfg);
+	ck_assert_uint_eq(cfg.nlisten, 0); /* the listen default is config_load's */
+	ck_assert_ptr_null(cfg.root);
+	ck_assert_uint_eq(cfg.idle_timeout_ms, 60000);
+	config_free(&cfg);
+	config_free(&cfg); /* twice is harmless */
+}
+END_TEST
+
+START_TEST(test_both_flag_forms)
+{
+	struct run r;
+
+	RUN_OK(&r, "--root=/a", "--workers", "8", "--ktls=off", "--h2", "off", "--log-level=debug",
+	       "--pid-file", "/run/k.pid", "--tls13-ciphersuites=TLS_AES_128_GCM_SHA256",
+	       "--tls12-ciphers", "ECDHE-RSA-AES128-GCM-SHA256");
+	ck_assert_str_eq(r.cfg.root, "/a");
+	ck_assert_uint_eq(r.cfg.workers, 8);
+	ck_assert_int_eq(r.cfg.ktls, CONFIG_OFF);
+	ck_assert(!r.cfg.h2);
+	ck_assert_int_eq(r.cfg.log_level, CONFIG_LOG_DEBUG);
+	ck_assert_str_eq(r.cfg.pid_file, "/run/k.pid");
+	ck_assert_str_eq(r.cfg.tls13_ciphersuites, "TLS_AES_128_GCM_SHA256");
+	ck_assert_str_eq(r.cfg.tls12_ciphers, "ECDHE-RSA-AES128-GCM-SHA256");
+	done(&r);
+
+	/* A value may itself contain '=' and start with '-'. */
+	RUN_OK(&r, "--root", "-odd=dir", "--root=x=y", "--pid-file", "--looks-like-a-flag");
+	ck_assert_str_eq(r.cfg.root, "x=y");
+	ck_assert_str_eq(r.cfg.pid_file, "--looks-like-a-flag");
+	done(&r);
+}
+END_TEST
+
+START_TEST(test_uint)
+{
+	struct run r;
+
+	RUN_OK(&r, "--root", "/", "--workers", "1024", "--max-header-size=1024", "--max-headers",
+	       "1000", "--max-uri", "64", "--max-connections", "1", "--keepalive-requests=1",
+	       "--tls-session-cache", "0", "--tls-ticket-rotate", "60");
+	ck_assert_uint_eq(r.cfg.workers, 1024);
+	ck_assert_uint_eq(r.cfg.max_header_bytes, 1024);
+	ck_assert_uint_eq(r.cfg.max_headers, 1000);
+	ck_assert_uint_eq(r.cfg.max_uri, 64);
+	ck_assert_uint_eq(r.cfg.max_connections, 1);
+	ck_assert_uint_eq(r.cfg.keepalive_requests, 1);
+	ck_assert_uint_eq(r.cfg.tls_session_cache, 0);
+	ck_assert_uint_eq(r.cfg.tls_ticket_rotate_s, 60);
+	done(&r);
+
+	RUN_OK(&r, "--root", "/", "--workers", "007");
+	ck_assert_uint_eq(r.cfg.workers, 7);
+	done(&r);
+
+	RUN_ERR("ktlsd: --workers: expected a number from 0 to 1024, got 'abc'", "--root", "/",
+	        "--workers", "abc");
+	RUN_ERR("ktlsd: --workers: expected a number from 0 to 1024, got '1025'", "--root", "/",
+	        "--workers", "1025");
+	RUN_ERR("ktlsd: --workers: expected a number from 0 to 1024, got '-1'", "--root", "/",
+	        "--workers=-1");
+	RUN_ERR("ktlsd: --workers: expected a number from 0 to 1024, got '+1'", "--root", "/",
+	        "--workers=+1");
+	RUN_ERR("ktlsd: --workers: expected a number from 0 to 1024, got ' 1'", "--root", "/",
+	        "--workers= 1");
+	RUN_ERR("ktlsd: --workers: expected a number from 0 to 1024, got '1.5'", "--root", "/",
+	        "--workers=1.5");
+	RUN_ERR("ktlsd: --workers: expected a number from 0 to 1024, got '0x10'", "--root", "/",
+	        "--workers=0x10");
+	RUN_ERR("ktlsd: --workers: expected a number from 0 to 1024, got '99999999999999999999999'",
+	        "--root", "/", "--workers=99999999999999999999999");
+	/* 2^64 + 5: must not wrap around to 5. */
+	RUN_ERR("ktlsd: --workers: expected a number from 0 to 1024, got '18446744073709551621'",
+	        "--root", "/", "--workers=18446744073709551621");
+	RUN_ERR("ktlsd: --workers: expected a number from 0 to 1024, got '2.'", "--root", "/",
+	        "--workers=2.");
+	RUN_ERR("ktlsd: --max-header-size: expected a number from 1024 to 65536, got '1023'",
+	        "--root", "/", "--max-header-size", "1023");
+	RUN_ERR("ktlsd: --max-headers: expected a number from 1 to 1000, got '0'", "--root", "/",
+	        "--max-headers", "0");
+	RUN_ERR("ktlsd: --tls-ticket-rotate: expected a number from 60 to 604800, got '2.5'",
+	        "--root", "/", "--tls-ticket-rotate", "2.5");
+}
+END_TEST
+
+START_TEST(test_seconds)
+{
+	struct run r;
+
+	RUN_OK(&r, "--root", "/", "--handshake-timeout", "2.5", "--header-timeout=.25",
+	       "--idle-timeout", "0.001", "--send-timeout", "86400", "--shutdown-grace", "0");
+	ck_assert_uint_eq(r.cfg.handshake_timeout_ms, 2500);
+	ck_assert_uint_eq(r.cfg.header_timeout_ms, 250);
+	ck_assert_uint_eq(r.cfg.idle_timeout_ms, 1);
+	ck_assert_uint_eq(r.cfg.send_timeout_ms, 86400000);
+	ck_assert_uint_eq(r.cfg.shutdown_grace_ms, 0);
+	done(&r);
+
+	RUN_OK(&r, "--root", "/", "--idle-timeout", "1.125", "--send-timeout", "7.");
+	ck_assert_uint_eq(r.cfg.idle_timeout_ms, 1125);
+	ck_assert_uint_eq(r.cfg.send_timeout_ms, 7000);
+	done(&r);
+
+#define SECONDS_ERR(got)                                                                           \
+	RUN_ERR("ktlsd: --handshake-timeout: expected seconds from 0.001 to 3600, got '" got "'",  \
+	        "--root", "/", "--handshake-timeout", got)
+	SECONDS_ERR("0");
+	SECONDS_ERR("0.0001");
+	SECONDS_ERR("1.2345");
+	SECONDS_ERR("3600.001");
+	SECONDS_ERR("abc");
+	SECONDS_ERR("1e3");
+	SECONDS_ERR(".");
+	SECONDS_ERR("1.2.3");
+	SECONDS_ERR("-1");
+	SECONDS_ERR("10s");
+	SECONDS_ERR("99999999999999999999");
+	RUN_ERR("ktlsd: --shutdown-grace: expected seconds from 0 to 3600, got '1,5'", "--root",
+	        "/", "--shutdown-grace=1,5");
+	RUN_ERR("ktlsd: --shutdown-grace: expected seconds from 0 to 3600, got '.'", "--root", "/",
+	        "--shutdown-grace=.");
+	RUN_ERR(
+	    "ktlsd: --shutdown-grace: expected seconds from 0 to 3600, got '18446744073709552.616'",
+	    "--root", "/", "--shutdown-grace=18446744073709552.616");
+}
+END_TEST
+
+START_TEST(test_words)
+{
+	struct run r;
+
+	RUN_OK(&r, "--root", "/", "--tls-session-tickets", "off", "--sendfile=OFF", "--dotfiles",
+	       "on", "--ktls", "on", "--log-level", "error");
+	ck_assert(!r.cfg.tls_session_tickets);
+	ck_assert(!r.cfg.sendfile);
+	ck_assert(r.cfg.dotfiles);
+	ck_assert_int_eq(r.cfg.ktls, CONFIG_ON);
+	ck_assert_int_eq(r.cfg.log_level, CONFIG_LOG_ERROR);
+	done(&r);
+
+	RUN_OK(&r, "--root", "/", "--ktls", "off", "--ktls", "auto", "--log-level", "warn");
+	ck_assert_int_eq(r.cfg.ktls, CONFIG_AUTO);
+	ck_assert_int_eq(r.cfg.log_level, CONFIG_LOG_WARN);
+	done(&r);
+
+	RUN_ERR("ktlsd: --h2: expected on|off, got 'yes'", "--root", "/", "--h2", "yes");
+	RUN_ERR("ktlsd: --ktls: expected auto|on|off, got 'maybe'", "--root", "/", "--ktls=maybe");
+	RUN_ERR("ktlsd: --log-level: expected error|warn|info|debug, got 'trace'", "--root", "/",
+	        "--log-level", "trace");
+	RUN_ERR("ktlsd: --log-level: expected error|warn|info|debug, got 'info|debug'", "--root",
+	        "/", "--log-level", "info|debug");
+}
+END_TEST
+
+START_TEST(test_log_files)
+{
+	struct run r;
+
+	RUN_OK(&r, "--root", "/", "--access-log", "/var/log/a.log", "--error-log=/var/log/e.log");
+	ck_assert_str_eq(r.cfg.access_log, "/var/log/a.log");
+	ck_assert_str_eq(r.cfg.error_log, "/var/log/e.log");
+	done(&r);
+
+	/* The later flag wins, and the special words go back to NULL. */
+	RUN_OK(&r, "--root", "/", "--access-log", "/a", "--access-log", "off", "--error-log", "/e",
+	       "--error-log", "stderr");
+	ck_assert_ptr_null(r.cfg.access_log);
+	ck_assert_ptr_null(r.cfg.error_log);
+	done(&r);
+}
+END_TEST
+
+START_TEST(test_protocols)
+{
+	struct run r;
+
+	RUN_OK(&r, "--root", "/", "--tls-protocols", "TLSv1.3");
+	ck_assert_str_eq(r.cfg.tls_protocols, "TLSv1.3");
+	done(&r);
+	RUN_OK(&r, "--root", "/", "--tls-protocols=tlsv1.3, TLSv1.2");
+	ck_assert_str_eq(r.cfg.tls_protocols, "TLSv1.2 TLSv1.3");
+	done(&r);
+	RUN_OK(&r, "--root", "/", "--tls-protocols", " TLSv1.2 ");
+	ck_assert_str_eq(r.cfg.tls_protocols, "TLSv1.2");
+	done(&r);
+
+	RUN_ERR("ktlsd: --tls-protocols: expected TLSv1.2, TLSv1.3 or both, got 'TLSv1.1 TLSv1.2'",
+	        "--root", "/", "--tls-protocols", "TLSv1.1 TLSv1.2");
+	RUN_ERR("ktlsd: --tls-protocols: expected TLSv1.2, TLSv1.3 or both, got ' , '", "--root",
+	        "/", "--tls-protocols", " , ");
+	RUN_ERR("ktlsd: --tls-protocols: expected TLSv1.2, TLSv1.3 or both, got 'TLSv1.23'",
+	        "--root", "/", "--tls-protocols", "TLSv1.23");
+}
+END_TEST
+
+START_TEST(test_listen)
+{
+	struct run r;
+	char buf[INET6_ADDRSTRLEN];
+
+	RUN_OK(&r, "--root", "/", "--listen", "127.0.0.1:80", "--listen=[::1]:8443", "--listen",
+	       "[::]:443", "--listen", ":8080", "--listen", "9090", "--listen-plain",
+	       "[2001:db8::1]:80", "--listen-plain", "10.0.0.1:8000");
+	ck_assert_uint_eq(r.cfg.nlisten, 5);
+	ck_assert_str_eq(addr_of(&r.cfg.listen[0], buf), "127.0.0.1");
+	ck_assert_uint_eq(port_of(&r.cfg.listen[0]), 80);
+	ck_assert_uint_eq(r.cfg.listen[0].addrlen, sizeof(struct sockaddr_in));
+	ck_assert_int_eq(r.cfg.listen[1].addr.ss_family, AF_INET6);
+	ck_assert_uint_eq(r.cfg.listen[1].addrlen, sizeof(struct sockaddr_in6));
+	ck_assert_str_eq(addr_of(&r.cfg.listen[1], buf), "::1");
+	ck_assert_uint_eq(port_of(&r.cfg.listen[1]), 8443);
+	ck_assert_str_eq(r.cfg.listen[1].text, "[::1]:8443");
+	ck_assert_str_eq(addr_of(&r.cfg.listen[2], buf), "::");
+	ck_assert_uint_eq(port_of(&r.cfg.listen[2]), 443);
+	ck_assert_int_eq(r.cfg.listen[3].addr.ss_family, AF_INET);
+	ck_assert_str_eq(addr_of(&r.cfg.listen[3], buf), "0.0.0.0");
+	ck_assert_uint_eq(port_of(&r.cfg.listen[3]), 8080);
+	ck_assert_str_eq(addr_of(&r.cfg.listen[4], buf), "0.0.0.0");
+	ck_assert_uint_eq(port_of(&r.cfg.listen[4]), 9090);
+	ck_assert_str_eq(r.cfg.listen[4].text, "9090");
+	ck_assert_uint_eq(r.cfg.nlisten_plain, 2);
+	ck_assert_str_eq(addr_of(&r.cfg.listen_plain[0], buf), "2001:db8::1");
+	ck_assert_uint_eq(port_of(&r.cfg.listen_plain[0]), 80);
+	ck_assert_str_eq(addr_of(&r.cfg.listen_plain[1], buf), "10.0.0.1");
+	ck_assert_uint_eq(port_of(&r.cfg.listen_plain[1]), 8000);
+	done(&r);
+
+	/* Plain listeners alone mean no default HTTPS listener. */
+	RUN_OK(&r, "--root", "/", "--listen-plain", "8080");
+	ck_assert_uint_eq(r.cfg.nlisten, 0);
+	ck_assert_uint_eq(r.cfg.nlisten_plain, 1);
+	done(&r);
+
+#define LISTEN_ERR(got)                                                                            \
+	RUN_ERR("ktlsd: --listen: expected ADDR:PORT, [IPV6]:PORT, :PORT or PORT with a numeric "  \
+	        "address and a port from 1 to 65535, got '" got "'",                               \
+	        "--root", "/", "--listen", got)
+	LISTEN_ERR("::1:8443");
+	LISTEN_ERR("[::1]8443");
+	LISTEN_ERR("[::1]:");
+	LISTEN_ERR("[::1:443");
+	LISTEN_ERR("[1.2.3.4]:443");
+	LISTEN_ERR("[::1]:0");
+	LISTEN_ERR("1.2.3.4:0");
+	LISTEN_ERR("1.2.3.4:65536");
+	LISTEN_ERR("1.2.3.4:");
+	LISTEN_ERR("1.2.3:80");
+	LISTEN_ERR("localhost:80");
+	LISTEN_ERR("1.2.3.4:http");
+	LISTEN_ERR("[0000:0000:0000:0000:0000:0000:0000:0000:0000:0000:0000]:443");
+	/* Valid but longer than config_listen.text can hold. */
+	LISTEN_ERR("1.2.3.4:0000000000000000000000000000000000000000000000000000000000080");
+	RUN_ERR("ktlsd: --listen-plain: expected ADDR:PORT, [IPV6]:PORT, :PORT or PORT with a "
+	        "numeric address and a port from 1 to 65535, got 'x'",
+	        "--root", "/", "--listen-plain", "x");
+
+	RUN_ERR("ktlsd: --listen: at most 16 addresses", "--root", "/", "--listen", "1", "--listen",
+	        "2", "--listen", "3", "--listen", "4", "--listen", "5", "--listen", "6", "--listen",
+	        "7", "--listen", "8", "--listen", "9", "--listen", "10", "--listen", "11",
+	        "--listen", "12", "--listen", "13", "--listen", "14", "--listen", "15", "--listen",
+	        "16", "--listen", "17");
+}
+END_TEST
+
+START_TEST(test_certs)
+{
+	struct run r;
+
+	RUN_OK(&r, "--root", "/", "--cert", "a.crt", "--key", "a.key", "--key=b.key",
+	       "--cert=b.crt");
+	ck_assert_uint_eq(r.cfg.ncerts, 2);
+	ck_assert_str_eq(r.cfg.certs[0].cert_file, "a.crt");
+	ck_assert_str_eq(r.cfg.certs[0].key_file, "a.key");
+	ck_assert_str_eq(r.cfg.certs[1].cert_file, "b.crt");
+	ck_assert_str_eq(r.cfg.certs[1].key_file, "b.key");
+	done(&r);
+
+	RUN_ERR("ktlsd: --cert and --key must come in pairs, got 2 --cert and 1 --key", "--root",
+	        "/", "--cert", "a", "--key", "a", "--cert", "b");
+	RUN_ERR("ktlsd: --cert and --key must come in pairs, got 0 --cert and 1 --key", "--root",
+	        "/", "--key", "a");
+	RUN_ERR("ktlsd: --cert: at most 4 certificates", "--root", "/", "--cert", "1", "--cert",
+	        "2", "--cert", "3", "--cert", "4", "--cert", "5");
+	RUN_ERR("ktlsd: --key: at most 4 certificates", "--root", "/", "--key", "1", "--key", "2",
+	        "--key", "3", "--key", "4", "--key", "5");
+}
+END_TEST
+
+START_TEST(test_cli_errors)
+{
+	RUN_ERR("ktlsd: --root is required");
+	RUN_ERR("ktlsd: --root is required", "--workers", "2");
+	RUN_ERR("ktlsd: unknown option --foo (see --help)", "--root", "/", "--foo");
+	RUN_ERR("ktlsd: unknown option --foo (see --help)", "--root", "/", "--foo=bar");
+	RUN_ERR("ktlsd: unknown option --roo (see --help)", "--roo", "/"); /* no abbreviations */
+	RUN_ERR("ktlsd: unknown option -r (see --help)", "-r", "/");
+	RUN_ERR("ktlsd: unexpected argument 'extra' (see --help)", "--root", "/", "extra");
+	RUN_ERR("ktlsd: unexpected argument '-' (see --help)", "--root", "/", "-");
+	RUN_ERR("ktlsd: unknown option -- (see --help)", "--root", "/", "--");
+	RUN_ERR("ktlsd: --root: missing value", "--root");
+	RUN_ERR("ktlsd: --root: missing value", "--root=");
+	RUN_ERR("ktlsd: --workers: missing value", "--root", "/", "--workers");
+	RUN_ERR("ktlsd: --listen: missing value", "--root", "/", "--listen", "");
+	RUN_ERR("ktlsd: --help: takes no value", "--root", "/", "--help=yes");
+	RUN_ERR("ktlsd: --config: missing value", "--root", "/", "--config=");
+	/* The first error stops parsing. */
+	RUN_ERR("ktlsd: --workers: expected a number from 0 to 1024, got 'x'", "--workers", "x",
+	        "--bogus");
+}
+END_TEST
+
+START_TEST(test_help)
+{
+	static const char *const header_names[] = {"root",
+	                                           "listen",
+	                                           "listen-plain",
+	                                           "cert",
+	                                           "key",
+	                                           "workers",
+	                                           "config",
+	                                           "help",
+	                                           "version",
+	                                           "tls-protocols",
+	                                           "tls13-ciphersuites",
+	                                           "tls12-ciphers",
+	                                           "tls-session-tickets",
+	                                           "tls-session-cache",
+	                                           "tls-ticket-rotate",
+	                                           "ktls",
+	                                           "sendfile",
+	                                           "h2",
+	                                           "max-header-size",
+	                                           "max-headers",
+	                                           "max-uri",
+	                                           "max-connections",
+	                                           "keepalive-requests",
+	                                           "handshake-timeout",
+	                                           "header-timeout",
+	                                           "idle-timeout",
+	                                           "send-timeout",
+	                                           "shutdown-grace",
+	                                           "dotfiles",
+	                                           "access-log",
+	                                           "error-log",
+	                                           "log-level",
+	                                           "pid-file"};
+	struct run r;
+	const char *name, *general, *tls, *http, *logging;
+	size_t i;
+
+	RUN(&r, "--help");
+	ck_assert_int_eq(r.rc, CONFIG_EXIT_OK);
+	ck_assert_str_eq(r.err, "");
+	ck_assert(strncmp(r.out, "Usage: ktlsd --root DIR", 23) == 0);
+	for (i = 0; (name = config_option_name(i)) != NULL; i++) {
+		char *want;
+
+		ck_assert_int_gt(asprintf(&want, "\n  --%s", name), 0);
+		ck_assert_msg(strstr(r.out, want), "--help lacks --%s", name);
+		free(want);
+	}
+	ck_assert_uint_eq(i, sizeof(header_names) / sizeof(header_names[0]));
+	/* ...and the table has every option config.h documents. */
+	for (size_t j = 0; j < sizeof(header_names) / sizeof(header_names[0]); j++) {
+		for (i = 0; (name = config_option_name(i)) != NULL; i++)
+			if (strcmp(name, header_names[j]) == 0)
+				break;
+		ck_assert_msg(name, "no option --%s", header_names[j]);
+	}
+	general = strstr(r.out, "\nGeneral:\n");
+	tls = strstr(r.out, "\nTLS:\n");
+	http = strstr(r.out, "\nHTTP limits and timeouts:\n");
+	logging = strstr(r.out, "\nLogging:\n");
+	ck_assert(general && tls && http && logging);
+	ck_assert(general < tls && tls < http && http < logging);
+	ck_assert(strstr(r.out, "--listen ADDR:PORT"));
+	ck_assert(strstr(r.out, "(default: 0.0.0.0:8443)"));
+	ck_assert(strstr(r.out, "--ktls auto|on|off"));
+	ck_assert(strstr(r.out, "(0 to 1024; default: 0)"));
+	ck_assert(strstr(r.out, "(0.001 to 3600; default: 10)"));
+	ck_assert(strstr(r.out, "(default: TLSv1.2 TLSv1.3)"));
+	ck_assert(strstr(r.out, "--log-level error|warn|info|debug"));
+	ck_assert(strstr(r.out, "--version ") || strstr(r.out, "--version\n"));
+	/* Every option sits in its group. */
+	ck_assert(strstr(general, "--workers") < tls);
+	ck_assert(strstr(tls, "--ktls") < http);
+	ck_assert(strstr(http, "--idle-timeout") < logging);
+	ck_assert(strstr(logging, "--pid-file"));
+	done(&r);
+}
+END_TEST
+
+START_TEST(test_help_and_version_win)
+{
+	struct run r;
+	char *path = conf("workers = lots\n");
+
+	/* --help wins over bad flags, a missing --root and a broken config file. */
+	RUN(&r, "--bogus", "--workers", "x", "--config", path, "--help");
+	ck_assert_int_eq(r.rc, CONFIG_EXIT_OK);
+	ck_assert_str_eq(r.err, "");
+	ck_assert(strstr(r.out, "Usage: ktlsd"));
+	done(&r);
+
+	RUN(&r, "--version", "--help");
+	ck_assert_int_eq(r.rc, CONFIG_EXIT_OK);
+	ck_assert_str_eq(r.out, "ktlsd " PACKAGE_VERSION "\n");
+	ck_assert_str_eq(r.err, "");
+	done(&r);
+
+	RUN(&r, "--config", path, "--version");
+	ck_assert_int_eq(r.rc, CONFIG_EXIT_OK);
+	ck_assert_str_eq(r.out, "ktlsd " PACKAGE_VERSION "\n");
+	done(&r);
+
+	/* "--help" as the value of another flag is not a request for help. */
+	RUN(&r, "--root", "--help");
+	ck_assert_int_eq(r.rc, CONFIG_RUN);
+	ck_assert_str_eq(r.cfg.root, "--help");
+	done(&r);
+	unconf(path);
+}
+END_TEST
+
+START_TEST(test_file_syntax)
+{
+	struct config cfg;
+	char *err;
+
+	ck_assert_int_eq(parse_text(&cfg,
+	                            "# a comment\n"
+	                            "\n"
+	                            "   \t\n"
+	                            "root /srv/www\n"
+	                            "workers = 4\n"
+	                            "max-uri=128\n"
+	                            "  log-level\tdebug   # trailing comment\n"
+	                            "pid-file \"/run/with space#hash.pid\"  # comment\n"
+	                            "access-log '/var/log/a b.log'\n"
+	                            "error-log /var/log/a#b.log\n"
+	                            "\t# indented comment\n"
+	                            "tls-protocols \"TLSv1.3\"\r\n"
+	                            "idle-timeout = 2.5\r\n"
+	                            "h2=off",
+	                            &err),
+	                 0);
+	ck_assert_str_eq(err, "");
+	ck_assert_str_eq(cfg.root, "/srv/www");
+	ck_assert_uint_eq(cfg.workers, 4);
+	ck_assert_uint_eq(cfg.max_uri, 128);
+	ck_assert_int_eq(cfg.log_level, CONFIG_LOG_DEBUG);
+	ck_assert_str_eq(cfg.pid_file, "/run/with space#hash.pid");
+	ck_assert_str_eq(cfg.access_log, "/var/log/a b.log");
+	ck_assert_str_eq(cfg.error_log, "/var/log/a#b.log");
+	ck_assert_str_eq(cfg.tls_protocols, "TLSv1.3");
+	ck_assert_uint_eq(cfg.idle_timeout_ms, 2500);
+	ck_assert(!cfg.h2);
+	free(err);
+	config_free(&cfg);
+
+	/* Within one file a repeatable key appends; the empty file is fine. */
+	ck_assert_int_eq(parse_text(&cfg,
+	                            "listen 1.1.1.1:1\nlisten [::1]:2\n"
+	                            "cert a.crt\nkey a.key\ncert b.crt\nkey b.key\n",
+	                            &err),
+	                 0);
+	ck_assert_uint_eq(cfg.nlisten, 2);
+	ck_assert_uint_eq(cfg.ncerts, 2);
+	ck_assert_str_eq(cfg.certs[1].key_file, "b.key");
+	free(err);
+	config_free(&cfg);
+
+	ck_assert_int_eq(parse_text(&cfg, "", &err), 0);
+	ck_assert_str_eq(err, "");
+	free(err);
+	config_free(&cfg);
+}
+END_TEST
+
+START_TEST(test_file_errors)
+{
+	struct config cfg;
+	char *err;
+	size_t len;
+	FILE *fp;
+
+	FILE_ERR("# c\n\nroot /\n\n\n\n\n\n\n\n\nworkers abc\n",
+	         "12: workers: expected a number from 0 to 1024, got 'abc'");
+	FILE_ERR("root /\nbogus 1\n", "2: unknown key 'bogus'");
+	FILE_ERR("--root /\n", "1: unknown key '--root'");
+	FILE_ERR("config /etc/other.conf\n", "1: config: only valid on the command line");
+	FILE_ERR("help\n", "1: help: only valid on the command line");
+	FILE_ERR("root\n", "1: root: missing value");
+	FILE_ERR("root =\n", "1: root: missing value");
+	FILE_ERR("root \"\"\n", "1: root: missing value");
+	FILE_ERR("root # nothing\n", "1: root: missing value");
+	FILE_ERR("root \"/srv\n", "1: root: missing closing \"");
+	FILE_ERR("root '/srv\n", "1: root: missing closing '");
+	FILE_ERR("root \"/srv\" x\n", "1: root: unexpected text after the closing quote");
+	FILE_ERR("h2 maybe\n", "1: h2: expected on|off, got 'maybe'");
+	FILE_ERR("handshake-timeout 0\n",
+	         "1: handshake-timeout: expected seconds from 0.001 to 3600, got '0'");
+	FILE_ERR("listen ::1:80\n",
+	         "1: listen: expected ADDR:PORT, [IPV6]:PORT, :PORT or PORT with a numeric address "
+	         "and a port from 1 to 65535, got '::1:80'");
+
+	config_defaults(&cfg);
+	fp = open_memstream(&err, &len);
+	ck_assert_int_eq(config_parse_file(&cfg, "/nonexistent/ktlsd.conf", fp), -ENOENT);
+	fclose(fp);
+	ck_assert_str_eq(
+	    err, "ktlsd: /nonexistent/ktlsd.conf: cannot open: No such file or directory\n");
+	free(err);
+
+	fp = open_memstream(&err, &len);
+	ck_assert_int_eq(config_parse_file(&cfg, "/tmp", fp), -EISDIR);
+	fclose(fp);
+	ck_assert_str_eq(err, "ktlsd: /tmp: cannot read: Is a directory\n");
+	free(err);
+	config_free(&cfg);
+
+	/* Through config_load: the file's error, and nothing from the flags. */
+	RUN_ERR("ktlsd: /nonexistent/ktlsd.conf: cannot open: No such file or directory", "--root",
+	        "/", "--config", "/nonexistent/ktlsd.conf", "--workers", "x");
+}
+END_TEST
+
+START_TEST(test_override_order)
+{
+	struct run r;
+	char *path = conf("root /from-file\nworkers 4\nh2 off\nmax-uri 100\n");
+
+	/* Flags win wherever --config appears, even after them. */
+	RUN_OK(&r, "--workers", "8", "--config", path, "--max-uri=200");
+	ck_assert_str_eq(r.cfg.root, "/from-file");
+	ck_assert_uint_eq(r.cfg.workers, 8);
+	ck_assert(!r.cfg.h2);
+	ck_assert_uint_eq(r.cfg.max_uri, 200);
+	ck_assert_str_eq(r.cfg.config_file, path);
+	done(&r);
+
+	RUN_OK(&r,
+	       "--config="
+	       "/dev/null",
+	       "--root", "/");
+	ck_assert_str_eq(r.cfg.config_file, "/dev/null");
+	done(&r);
+	unconf(path);
+}
+END_TEST
+
+START_TEST(test_lists_replace)
+{
+	struct run r;
+	char *path = conf("root /\n"
+	                  "listen 1.1.1.1:1\nlisten 2.2.2.2:2\n"
+	                  "listen-plain 3.3.3.3:3\n"
+	                  "cert f.crt\nkey f.key\n");
+
+	/* Nothing repeatable on the command line: the file's lists stand. */
+	RUN_OK(&r, "--config", path);
+	ck_assert_uint_eq(r.cfg.nlisten, 2);
+	ck_assert_str_eq(r.cfg.listen[1].text, "2.2.2.2:2");
+	ck_assert_uint_eq(r.cfg.nlisten_plain, 1);
+	ck_assert_uint_eq(r.cfg.ncerts, 1);
+	done(&r);
+
+	/* A repeatable flag replaces the file's list, and appends to itself. */
+	RUN_OK(&r, "--config", path, "--listen", "9.9.9.9:9", "--listen", "8.8.8.8:8");
+	ck_assert_uint_eq(r.cfg.nlisten, 2);
+	ck_assert_str_eq(r.cfg.listen[0].text, "9.9.9.9:9");
+	ck_assert_str_eq(r.cfg.listen[1].text, "8.8.8.8:8");
+	ck_assert_uint_eq(r.cfg.nlisten_plain, 1); /* a separate list, untouched */
+	ck_assert_str_eq(r.cfg.certs[0].cert_file, "f.crt");
+	done(&r);
+
+	RUN_OK(&r, "--config", path, "--listen-plain", "4.4.4.4:4");
+	ck_assert_uint_eq(r.cfg.nlisten, 2);
+	ck_assert_uint_eq(r.cfg.nlisten_plain, 1);
+	ck_assert_str_eq(r.cfg.listen_plain[0].text, "4.4.4.4:4");
+	done(&r);
+
+	/* --cert and --key are one list of pairs: either flag replaces both. */
+	RUN_OK(&r, "--config", path, "--key", "c.key", "--cert", "c.crt");
+	ck_assert_uint_eq(r.cfg.ncerts, 1);
+	ck_assert_str_eq(r.cfg.certs[0].cert_file, "c.crt");
+	ck_assert_str_eq(r.cfg.certs[0].key_file, "c.key");
+	done(&r);
+	RUN_ERR("ktlsd: --cert and --key must come in pairs, got 1 --cert and 0 --key", "--config",
+	        path, "--cert", "c.crt");
+	unconf(path);
+}
+END_TEST
+
+START_TEST(test_reentrant)
+{
+	struct run r;
+
+	/* Parsing keeps no state between calls (no getopt optind). */
+	for (int i = 0; i < 3; i++) {
+		RUN_OK(&r, "--root", "/", "--workers", "3");
+		ck_assert_uint_eq(r.cfg.workers, 3);
+		done(&r);
+		RUN_ERR("ktlsd: --root is required", "--workers", "3");
+	}
+	/* After a failed load the config is already empty: freeing is harmless. */
+	RUN(&r, "--bogus");
+	ck_assert_int_eq(r.rc, CONFIG_EXIT_ERR);
+	ck_assert_ptr_null(r.cfg.tls_protocols);
+	done(&r);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_defaults_alone);
+	tcase_add_test(tc, test_both_flag_forms);
+	tcase_add_test(tc, test_uint);
+	tcase_add_test(tc, test_seconds);
+	tcase_add_test(tc, test_words);
+	tcase_add_test(tc, test_log_files);
+	tcase_add_test(tc, test_protocols);
+	tcase_add_test(tc, test_listen);
+	tcase_add_test(tc, test_certs);
+	tcase_add_test(tc, test_cli_errors);
+	tcase_add_test(tc, test_help);
+	tcase_add_test(tc, test_help_and_version_win);
+	tcase_add_test(tc, test_file_syntax);
+	tcase_add_test(tc, test_file_errors);
+	tcase_add_test(tc, test_override_order);
+	tcase_add_test(tc, test_lists_replace);
+	tcase_add_test(tc, test_reentrant);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(config_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
