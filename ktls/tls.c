@@ -1,0 +1,320 @@
+#include "ktls/tls.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/core_names.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+struct tls_server {
+	SSL_CTX *ctx;
+	bool h2;
+	unsigned ticket_rotate_s;
+	uint8_t ticket_master[TLS_TICKET_MASTER_LEN];
+};
+
+/* Ticket names carry the epoch they were made in, so decryption finds the key
+ * without any table: name = epoch (8 bytes, big endian) || 8 bytes of
+ * HMAC(master, "name" || epoch), which also rejects forged names cheaply. */
+static void ticket_derive(const struct tls_server *srv, uint64_t epoch, const char *label,
+			  uint8_t out[32])
+{
+	uint8_t msg[16];
+	unsigned len = 32;
+	size_t ll = strlen(label);
+
+	memset(msg, 0, sizeof(msg));
+	memcpy(msg, label, ll > 8 ? 8 : ll);
+	for (int i = 0; i < 8; i++)
+		msg[8 + i] = (uint8_t)(epoch >> (56 - 8 * i));
+	HMAC(EVP_sha256(), srv->ticket_master, sizeof(srv->ticket_master), msg, sizeof(msg), out,
+	     &len);
+}
+
+static void ticket_name(const struct tls_server *srv, uint64_t epoch, unsigned char name[16])
+{
+	uint8_t tag[32];
+	ticket_derive(srv, epoch, "name", tag);
+	for (int i = 0; i < 8; i++)
+		name[i] = (unsigned char)(epoch >> (56 - 8 * i));
+	memcpy(name + 8, tag, 8);
+}
+
+static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char iv[16],
+			 EVP_CIPHER_CTX *cctx, EVP_MAC_CTX *mctx, int enc)
+{
+	struct tls_server *srv = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+	uint64_t now_epoch = (uint64_t)time(NULL) / srv->ticket_rotate_s;
+	uint64_t epoch;
+	uint8_t aes[32], mac[32];
+	char digest[] = "SHA256";
+	OSSL_PARAM params[2] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+		OSSL_PARAM_construct_end(),
+	};
+
+	if (enc) {
+		epoch = now_epoch;
+		ticket_name(srv, epoch, key_name);
+		if (RAND_bytes(iv, 16) <= 0)
+			return -1;
+	} else {
+		unsigned char want[16];
+		epoch = 0;
+		for (int i = 0; i < 8; i++)
+			epoch = (epoch << 8) | key_name[i];
+		/* Keys live two rotation periods: the current and the previous. */
+		if (epoch != now_epoch && epoch + 1 != now_epoch)
+			return 0;
+		ticket_name(srv, epoch, want);
+		if (CRYPTO_memcmp(want, key_name, 16) != 0)
+			return 0;
+	}
+	ticket_derive(srv, epoch, "aes", aes);
+	ticket_derive(srv, epoch, "mac", mac);
+	if (!EVP_CipherInit_ex(cctx, EVP_aes_256_cbc(), NULL, aes, iv, enc) ||
+	    !EVP_MAC_CTX_set_params(mctx, params) || !EVP_MAC_init(mctx, mac, sizeof(mac), NULL))
+		return -1;
+	OPENSSL_cleanse(aes, sizeof(aes));
+	OPENSSL_cleanse(mac, sizeof(mac));
+	/* 2: valid but old, OpenSSL issues a fresh ticket. */
+	return enc || epoch == now_epoch ? 1 : 2;
+}
+
+static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+		   const unsigned char *in, unsigned inlen, void *arg)
+{
+	const struct tls_server *srv = arg;
+	static const unsigned char h2_h1[] = "\x02h2\x08http/1.1";
+	static const unsigned char h1[] = "\x08http/1.1";
+	const unsigned char *ours = srv->h2 ? h2_h1 : h1;
+	unsigned ourslen = srv->h2 ? sizeof(h2_h1) - 1 : sizeof(h1) - 1;
+
+	if (SSL_select_next_proto((unsigned char **)out, outlen, ours, ourslen, in, inlen) !=
+	    OPENSSL_NPN_NEGOTIATED)
+		return SSL_TLSEXT_ERR_ALERT_FATAL; /* RFC 7301: no common protocol */
+	return SSL_TLSEXT_ERR_OK;
+}
+
+static int parse_protocols(const char *text, int *min, int *max)
+{
+	*min = 0;
+	*max = 0;
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (char *save, *tok = strtok_r(buf, " ,", &save); tok; tok = strtok_r(NULL, " ,", &save)) {
+		int v;
+		if (strcmp(tok, "TLSv1.2") == 0)
+			v = TLS1_2_VERSION;
+		else if (strcmp(tok, "TLSv1.3") == 0)
+			v = TLS1_3_VERSION;
+		else
+			return -EINVAL;
+		if (!*min || v < *min)
+			*min = v;
+		if (v > *max)
+			*max = v;
+	}
+	return *min ? 0 : -EINVAL;
+}
+
+const char *tls_last_error(char *buf, size_t len)
+{
+	unsigned long e = ERR_peek_last_error();
+	if (!e)
+		snprintf(buf, len, "unknown error");
+	else
+		ERR_error_string_n(e, buf, len);
+	ERR_clear_error();
+	return buf;
+}
+
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		snprintf(err, errlen, __VA_ARGS__);                                                \
+		goto fail;                                                                         \
+	} while (0)
+
+int tls_server_new(struct tls_server **out, const struct tls_settings *s, char *err,
+		   size_t errlen)
+{
+	struct tls_server *srv = calloc(1, sizeof(*srv));
+	char ebuf[256];
+	int min, max;
+
+	if (!srv)
+		return -ENOMEM;
+	srv->h2 = s->h2;
+	srv->ticket_rotate_s = s->ticket_rotate_s ? s->ticket_rotate_s : 3600;
+	memcpy(srv->ticket_master, s->ticket_master, sizeof(srv->ticket_master));
+	srv->ctx = SSL_CTX_new(TLS_server_method());
+	if (!srv->ctx)
+		FAIL("SSL_CTX_new: %s", tls_last_error(ebuf, sizeof(ebuf)));
+	SSL_CTX_set_app_data(srv->ctx, srv);
+
+	if (parse_protocols(s->protocols, &min, &max) < 0)
+		FAIL("tls-protocols: expected TLSv1.2 and/or TLSv1.3, got '%s'", s->protocols);
+	SSL_CTX_set_min_proto_version(srv->ctx, min);
+	SSL_CTX_set_max_proto_version(srv->ctx, max);
+	if (s->tls13_ciphersuites && !SSL_CTX_set_ciphersuites(srv->ctx, s->tls13_ciphersuites))
+		FAIL("tls13-ciphersuites: OpenSSL rejects '%s'", s->tls13_ciphersuites);
+	if (s->tls12_ciphers && !SSL_CTX_set_cipher_list(srv->ctx, s->tls12_ciphers) && min < TLS1_3_VERSION)
+		FAIL("tls12-ciphers: OpenSSL rejects '%s'", s->tls12_ciphers);
+	ERR_clear_error();
+	if (!SSL_CTX_set1_groups_list(srv->ctx, "X25519:P-256:P-384"))
+		FAIL("groups: %s", tls_last_error(ebuf, sizeof(ebuf)));
+
+	/* Each pair adds a certificate of its key type; OpenSSL picks per
+	 * client from its signature algorithms (ECDSA first when both work). */
+	for (size_t i = 0; i < s->ncerts; i++) {
+		if (SSL_CTX_use_certificate_chain_file(srv->ctx, s->certs[i].cert_file) != 1)
+			FAIL("cert %s: %s", s->certs[i].cert_file, tls_last_error(ebuf, sizeof(ebuf)));
+		if (SSL_CTX_use_PrivateKey_file(srv->ctx, s->certs[i].key_file, SSL_FILETYPE_PEM) != 1)
+			FAIL("key %s: %s", s->certs[i].key_file, tls_last_error(ebuf, sizeof(ebuf)));
+		if (SSL_CTX_check_private_key(srv->ctx) != 1)
+			FAIL("key %s does not match cert %s", s->certs[i].key_file,
+			     s->certs[i].cert_file);
+	}
+
+	long opts = SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
+		    SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1;
+	if (!s->session_tickets)
+		opts |= SSL_OP_NO_TICKET;
+#ifdef SSL_OP_ENABLE_KTLS
+	if (s->ktls)
+		opts |= SSL_OP_ENABLE_KTLS;
+#endif
+	SSL_CTX_set_options(srv->ctx, opts);
+	/* RELEASE_BUFFERS: an idle keep-alive connection holds no OpenSSL
+	 * record buffers. read_ahead: OpenSSL takes all we received in one
+	 * BIO read instead of a header, then a record. */
+	SSL_CTX_set_mode(srv->ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
+					   SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	SSL_CTX_set_read_ahead(srv->ctx, 1);
+	SSL_CTX_set_alpn_select_cb(srv->ctx, alpn_cb, srv);
+	SSL_CTX_set_num_tickets(srv->ctx, s->session_tickets ? 1 : 0);
+	if (s->session_tickets)
+		SSL_CTX_set_tlsext_ticket_key_evp_cb(srv->ctx, ticket_key_cb);
+	if (s->session_cache) {
+		SSL_CTX_set_session_cache_mode(srv->ctx, SSL_SESS_CACHE_SERVER);
+		SSL_CTX_sess_set_cache_size(srv->ctx, s->session_cache);
+		SSL_CTX_set_session_id_context(srv->ctx, (const unsigned char *)"ktlsd", 5);
+	} else {
+		SSL_CTX_set_session_cache_mode(srv->ctx, SSL_SESS_CACHE_OFF);
+	}
+	*out = srv;
+	return 0;
+fail:
+	tls_server_free(srv);
+	return -EINVAL;
+}
+
+void tls_server_free(struct tls_server *srv)
+{
+	if (!srv)
+		return;
+	SSL_CTX_free(srv->ctx);
+	OPENSSL_cleanse(srv->ticket_master, sizeof(srv->ticket_master));
+	free(srv);
+}
+
+/* Spots a client KeyUpdate (see tls_rekey_needed). */
+static void msg_cb(int write_p, int version, int content_type, const void *buf, size_t len,
+		   SSL *ssl, void *arg)
+{
+	struct tls_wire *w = arg;
+	if (!write_p && content_type == SSL3_RT_HANDSHAKE && len > 0 &&
+	    ((const unsigned char *)buf)[0] == SSL3_MT_KEY_UPDATE)
+		w->key_update_seen = true;
+}
+
+SSL *tls_conn_new(struct tls_server *srv, struct tls_wire *w)
+{
+	SSL *ssl = SSL_new(srv->ctx);
+	BIO *bio;
+
+	if (!ssl)
+		return NULL;
+	bio = tls_bio_new(w);
+	if (!bio) {
+		SSL_free(ssl);
+		return NULL;
+	}
+	SSL_set_bio(ssl, bio, bio);
+	SSL_set_accept_state(ssl);
+	SSL_set_msg_callback(ssl, msg_cb);
+	SSL_set_msg_callback_arg(ssl, w);
+	return ssl;
+}
+
+static enum tls_status map_error(SSL *ssl, int rc)
+{
+	switch (SSL_get_error(ssl, rc)) {
+	case SSL_ERROR_WANT_READ:
+		return TLS_WANT_READ;
+	case SSL_ERROR_ZERO_RETURN:
+		return TLS_CLOSED;
+	default:
+		ERR_clear_error();
+		return TLS_FAILED;
+	}
+}
+
+enum tls_status tls_handshake(SSL *ssl)
+{
+	int rc = SSL_do_handshake(ssl);
+	return rc == 1 ? TLS_DONE : map_error(ssl, rc);
+}
+
+enum tls_status tls_read(SSL *ssl, char *out, size_t len, size_t *n)
+{
+	if (!SSL_read_ex(ssl, out, len, n))
+		return map_error(ssl, 0);
+	return TLS_DONE;
+}
+
+enum tls_status tls_write(SSL *ssl, const char *data, size_t len)
+{
+	size_t done = 0, n;
+	while (done < len) {
+		if (!SSL_write_ex(ssl, data + done, len - done, &n))
+			return TLS_FAILED; /* our BIO never blocks on write */
+		done += n;
+	}
+	return TLS_DONE;
+}
+
+void tls_shutdown(SSL *ssl)
+{
+	SSL_shutdown(ssl);
+	ERR_clear_error();
+}
+
+const char *tls_version_name(const SSL *ssl)
+{
+	return SSL_get_version(ssl);
+}
+
+const char *tls_cipher_name(const SSL *ssl)
+{
+	return SSL_get_cipher_name(ssl);
+}
+
+void tls_alpn(const SSL *ssl, const char **proto, unsigned *len)
+{
+	const unsigned char *p = NULL;
+	SSL_get0_alpn_selected(ssl, &p, len);
+	*proto = (const char *)p;
+}
+
+bool tls_rekey_needed(const SSL *ssl)
+{
+	const struct tls_wire *w = BIO_get_data(SSL_get_wbio(ssl));
+	return w && w->key_update_seen && w->ktls_tx;
+}

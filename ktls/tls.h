@@ -1,0 +1,82 @@
+/* The OpenSSL side of a worker: its SSL_CTX (certificates, protocols,
+ * ciphers, ALPN, session resumption) and the per-connection handshake, read,
+ * write and shutdown over a tls_wire. Knows nothing of HTTP.
+ *
+ * Each worker builds its own SSL_CTX from the same settings, so the session
+ * cache needs no lock. Session tickets work across workers without sharing
+ * anything mutable: ticket keys are derived from one random master secret and
+ * the current rotation epoch, so every worker computes the same keys. */
+#ifndef KTLSD_KTLS_TLS_H
+#define KTLSD_KTLS_TLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <openssl/ssl.h>
+
+#include "ktls/tls_bio.h"
+
+#define TLS_TICKET_MASTER_LEN 32
+
+struct tls_cert_pair {
+	const char *cert_file;
+	const char *key_file;
+};
+
+struct tls_settings {
+	const struct tls_cert_pair *certs;
+	size_t ncerts;
+	const char *protocols;        /* "TLSv1.2 TLSv1.3" */
+	const char *tls13_ciphersuites;
+	const char *tls12_ciphers;
+	bool session_tickets;
+	unsigned session_cache;       /* entries; 0 = no stateful cache */
+	unsigned ticket_rotate_s;
+	bool ktls;                    /* ask OpenSSL to switch to kernel TLS where it can */
+	bool h2;                      /* offer h2 in ALPN */
+	uint8_t ticket_master[TLS_TICKET_MASTER_LEN];
+};
+
+struct tls_server;
+
+/* Builds a worker's context. On failure, a one-line reason in err. */
+int tls_server_new(struct tls_server **out, const struct tls_settings *s, char *err,
+		   size_t errlen);
+void tls_server_free(struct tls_server *srv);
+
+enum tls_status {
+	TLS_DONE = 0,        /* handshake complete / bytes transferred */
+	TLS_WANT_READ = 1,   /* feed more received bytes */
+	TLS_CLOSED = 2,      /* the peer sent close_notify */
+	TLS_FAILED = -1,     /* fatal: drop the connection */
+};
+
+/* A new server-side connection on w; NULL on allocation failure. */
+SSL *tls_conn_new(struct tls_server *srv, struct tls_wire *w);
+
+enum tls_status tls_handshake(SSL *ssl);
+
+/* Decrypts up to len bytes into out; *n is set when TLS_DONE. */
+enum tls_status tls_read(SSL *ssl, char *out, size_t len, size_t *n);
+
+/* Encrypts all len bytes into the wire's output (never partial). */
+enum tls_status tls_write(SSL *ssl, const char *data, size_t len);
+
+/* Queues close_notify. */
+void tls_shutdown(SSL *ssl);
+
+/* For the access log: "TLSv1.3", cipher name, ALPN ("http/1.1", "h2" or ""). */
+const char *tls_version_name(const SSL *ssl);
+const char *tls_cipher_name(const SSL *ssl);
+void tls_alpn(const SSL *ssl, const char **proto, unsigned *len);
+
+/* True when the client sent a TLS 1.3 KeyUpdate that the kernel cannot follow
+ * (OpenSSL 3.0 cannot re-key kTLS): finish the response, then close. */
+bool tls_rekey_needed(const SSL *ssl);
+
+/* Last OpenSSL error as text, for logs. */
+const char *tls_last_error(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,152 @@
+#include "ktls/tls_bio.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ktls/ktls.h"
+
+/* Control codes OpenSSL 3.0 sends to a BIO for kernel TLS. 72, 74 and 75 are
+ * internal (commented out in openssl/bio.h) but stable across 3.x; HAProxy
+ * answers them the same way. */
+#define TLS_BIO_CTRL_SET_KTLS 72
+#define TLS_BIO_CTRL_SET_KTLS_TX_SEND_CTRL_MSG 74
+#define TLS_BIO_CTRL_CLEAR_KTLS_TX_CTRL_MSG 75
+
+static BIO_METHOD *bio_method;
+static pthread_once_t bio_method_once = PTHREAD_ONCE_INIT;
+
+int tls_wire_reserve(struct tls_wire *w, size_t len)
+{
+	if (w->tx_cap - w->tx_len >= len)
+		return 0;
+	if (w->tx_busy)
+		return -EBUSY; /* a send reads tx right now; moving it would corrupt the wire */
+	size_t cap = w->tx_cap ? w->tx_cap : 16384;
+	while (cap - w->tx_len < len)
+		cap *= 2;
+	char *p = realloc(w->tx, cap);
+	if (!p)
+		return -ENOMEM;
+	w->tx = p;
+	w->tx_cap = cap;
+	return 0;
+}
+
+int tls_wire_append(struct tls_wire *w, const void *data, size_t len)
+{
+	int rc = tls_wire_reserve(w, len);
+	if (rc < 0)
+		return rc;
+	memcpy(w->tx + w->tx_len, data, len);
+	w->tx_len += len;
+	return 0;
+}
+
+static int bio_read(BIO *b, char *out, int outl)
+{
+	struct tls_wire *w = BIO_get_data(b);
+	size_t avail = w->rx_end - w->rx_start;
+
+	BIO_clear_retry_flags(b);
+	if (avail == 0) {
+		if (w->eof)
+			return 0;
+		BIO_set_retry_read(b);
+		return -1;
+	}
+	size_t n = avail < (size_t)outl ? avail : (size_t)outl;
+	memcpy(out, w->rx + w->rx_start, n);
+	w->rx_start += n;
+	return (int)n;
+}
+
+static int bio_write(BIO *b, const char *in, int inl)
+{
+	struct tls_wire *w = BIO_get_data(b);
+
+	BIO_clear_retry_flags(b);
+	if (w->ktls_tx) {
+		/* After the switch OpenSSL writes only non-data records here
+		 * (alerts, TLS 1.3 session tickets), flagged by the control
+		 * message ctrl: they must reach the kernel with their type. */
+		int n = ktls_send_ctrl_record(w, in, inl);
+		if (n < 0) {
+			if (n == -EAGAIN)
+				BIO_set_retry_write(b);
+			return -1;
+		}
+		return n;
+	}
+	if (tls_wire_append(w, in, (size_t)inl) < 0)
+		return -1;
+	return inl;
+}
+
+static long bio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+	struct tls_wire *w = BIO_get_data(b);
+
+	switch (cmd) {
+	case BIO_CTRL_FLUSH:
+		/* OpenSSL flushes before switching to kernel TLS: ciphertext it
+		 * produced under the old keys must be on the wire before the
+		 * kernel takes over, and only a synchronous send can promise
+		 * that (the ring send would land after the setsockopt). */
+		if (w->ktls_allowed && !w->ktls_tx)
+			return ktls_flush_wire(w) == 0 ? 1 : 0;
+		return 1;
+	case BIO_CTRL_PENDING:
+		return (long)(w->rx_end - w->rx_start);
+	case BIO_CTRL_WPENDING:
+		return (long)w->tx_len;
+	case BIO_CTRL_GET_KTLS_SEND:
+		return w->ktls_tx;
+	case BIO_CTRL_GET_KTLS_RECV:
+		return 0; /* receive stays in user space by design (see ktls.h) */
+	case TLS_BIO_CTRL_SET_KTLS:
+		if (!num) /* RX: refused, OpenSSL goes on decrypting in user space */
+			return 0;
+		return ktls_enable_tx(w, ptr) == 0;
+	case TLS_BIO_CTRL_SET_KTLS_TX_SEND_CTRL_MSG:
+		ktls_set_ctrl_record_type(w, (int)num);
+		return 1;
+	case TLS_BIO_CTRL_CLEAR_KTLS_TX_CTRL_MSG:
+		ktls_set_ctrl_record_type(w, 0);
+		return 1;
+	case BIO_CTRL_DUP:
+	case BIO_CTRL_EOF:
+		return cmd == BIO_CTRL_EOF ? w->eof : 1;
+	default:
+		return 0;
+	}
+}
+
+static int bio_create(BIO *b)
+{
+	BIO_set_init(b, 1);
+	return 1;
+}
+
+static void bio_method_init(void)
+{
+	bio_method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "ktlsd ring");
+	if (!bio_method)
+		return;
+	BIO_meth_set_read(bio_method, bio_read);
+	BIO_meth_set_write(bio_method, bio_write);
+	BIO_meth_set_ctrl(bio_method, bio_ctrl);
+	BIO_meth_set_create(bio_method, bio_create);
+}
+
+BIO *tls_bio_new(struct tls_wire *w)
+{
+	pthread_once(&bio_method_once, bio_method_init);
+	if (!bio_method)
+		return NULL;
+	BIO *b = BIO_new(bio_method);
+	if (b)
+		BIO_set_data(b, w);
+	return b;
+}

@@ -1,0 +1,42 @@
+/* The BIO between OpenSSL and a connection's ring buffers.
+ *
+ * OpenSSL never touches the socket for data: reads are served from bytes the
+ * ring already received (one large recv feeds many records), writes append
+ * ciphertext to an output buffer that leaves in one ring send (many records
+ * per send). The socket fd is used only for the switch to kernel TLS, which
+ * OpenSSL asks for through the BIO's control calls. */
+#ifndef KTLSD_KTLS_TLS_BIO_H
+#define KTLSD_KTLS_TLS_BIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <openssl/bio.h>
+
+/* Memory is owned by the connection; the BIO only borrows it. */
+struct tls_wire {
+	char *rx;            /* received bytes not yet consumed: rx[rx_start, rx_end) */
+	size_t rx_start, rx_end;
+	char *tx;            /* bytes waiting for the ring: tx[0, tx_len), grows on demand */
+	size_t tx_len, tx_cap;
+	bool tx_busy;        /* a ring send of tx is in flight: it must not move or grow */
+	int fd;              /* the TCP socket, for the kernel TLS switch only */
+	bool ktls_tx;        /* the kernel now encrypts what we send */
+	bool ktls_allowed;   /* policy: may OpenSSL switch this socket to kernel TLS? */
+	int ktls_error;      /* errno of a failed switch, for --check and the log */
+	bool eof;            /* the peer closed its side: reads report EOF, not retry */
+	int ctrl_record_type; /* under kTLS: the next write is this non-data record type */
+	bool key_update_seen; /* the client sent a TLS 1.3 KeyUpdate */
+};
+
+/* Appends len bytes to tx, growing it. 0 or -ENOMEM. Used by the BIO and by
+ * the server for plaintext (plain HTTP, or after the switch to kTLS). */
+int tls_wire_append(struct tls_wire *w, const void *data, size_t len);
+
+/* Makes room for at least len more bytes at tx + tx_len. 0 or -ENOMEM. */
+int tls_wire_reserve(struct tls_wire *w, size_t len);
+
+/* A BIO reading and writing w. NULL on allocation failure. */
+BIO *tls_bio_new(struct tls_wire *w);
+
+#endif

@@ -1,0 +1,277 @@
+#include "server/h1_conn.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ktls/tls.h"
+#include "proto/httpdate.h"
+#include "proto/mime.h"
+#include "proto/path.h"
+#include "proto/status.h"
+#include "server/conn.h"
+#include "server/file.h"
+#include "server/log.h"
+#include "server/worker.h"
+
+#define HEAD_MAX 2048
+
+static const char *date_now(struct worker *w)
+{
+	time_t now = time(NULL);
+	if (now != w->date_sec) {
+		httpdate_format(now, w->date);
+		w->date_sec = now;
+	}
+	return w->date;
+}
+
+static const char *connection_header(const struct conn *c)
+{
+	const struct h1_request *req = &c->parser->req;
+	if (c->close_after)
+		return "Connection: close\r\n";
+	if (req->version_major == 1 && req->version_minor == 0)
+		return "Connection: keep-alive\r\n";
+	return "";
+}
+
+static void log_request_line(struct conn *c, const char *method)
+{
+	const struct h1_request *req = &c->parser->req;
+	int tlen = req->target.ptr ? (int)(req->target.len > 200 ? 200 : req->target.len) : 1;
+	snprintf(c->resp.request_line, sizeof(c->resp.request_line), "%s %.*s HTTP/%u.%u", method,
+		 tlen, req->target.ptr ? req->target.ptr : "-", req->version_major,
+		 req->version_minor);
+}
+
+/* A response with a small generated body (errors, redirects): head and body
+ * go out together; the connection may stay open unless the caller said so. */
+static void respond_page(struct conn *c, int status, const char *extra_headers)
+{
+	char page[512];
+	size_t plen = status_page(status, page, sizeof(page));
+	bool head = c->parser->req.method == H1_HEAD && c->parser->error_status == 0;
+	char *out = conn_out_reserve(c, HEAD_MAX + plen);
+
+	c->resp.status = status;
+	if (!out) {
+		conn_abort(c, "no room for a response head");
+		return;
+	}
+	int n = snprintf(out, HEAD_MAX,
+			 "HTTP/1.1 %d %s\r\nServer: ktlsd\r\nDate: %s\r\n"
+			 "Content-Type: text/html; charset=utf-8\r\nContent-Length: %zu\r\n%s%s\r\n",
+			 status, status_reason(status), date_now(c->w), plen, extra_headers,
+			 connection_header(c));
+	if (n < 0 || n >= HEAD_MAX) {
+		conn_abort(c, "response head too large");
+		return;
+	}
+	if (!head) {
+		memcpy(out + n, page, plen);
+		n += (int)plen;
+	}
+	conn_out_commit(c, (size_t)n);
+}
+
+/* Location for a directory asked without its slash: the decoded path,
+ * re-encoded, so nothing the client sent is echoed raw into a header. */
+static void redirect_to_dir(struct conn *c, const char *rel)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char hdr[PATH_MAX * 3 + 32];
+	size_t n = (size_t)snprintf(hdr, sizeof(hdr), "Location: /");
+
+	for (const unsigned char *p = (const unsigned char *)rel; *p && n + 8 < sizeof(hdr); p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/-._~!$&'()*+,;=:@", *p)) {
+			hdr[n++] = (char)*p;
+		} else {
+			hdr[n++] = '%';
+			hdr[n++] = hex[*p >> 4];
+			hdr[n++] = hex[*p & 15];
+		}
+	}
+	memcpy(hdr + n, "/\r\n", 4);
+	respond_page(c, 301, hdr);
+}
+
+static int status_for_open_error(int err)
+{
+	switch (err) {
+	case -ENOENT:
+		return 404;
+	case -EACCES:
+		return 403;
+	case -ENAMETOOLONG:
+		return 414;
+	case -EMFILE:
+	case -ENFILE:
+		return 503;
+	default:
+		return 500;
+	}
+}
+
+static void fill_static_request(const struct h1_request *req, struct static_request *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->head = req->method == H1_HEAD;
+	s->cond.if_match = req->if_match.ptr;
+	s->cond.if_match_len = req->if_match.len;
+	s->cond.if_none_match = req->if_none_match.ptr;
+	s->cond.if_none_match_len = req->if_none_match.len;
+	s->cond.if_modified_since = req->if_modified_since.ptr;
+	s->cond.if_modified_since_len = req->if_modified_since.len;
+	s->cond.if_unmodified_since = req->if_unmodified_since.ptr;
+	s->cond.if_unmodified_since_len = req->if_unmodified_since.len;
+	s->range = req->range.ptr;
+	s->range_len = req->range.len;
+	s->if_range = req->if_range.ptr;
+	s->if_range_len = req->if_range.len;
+}
+
+static void respond_file(struct conn *c, int fd, const struct stat *st, const char *rel)
+{
+	struct response *r = &c->resp;
+	struct static_response *sr = &r->sr;
+	struct static_request sreq;
+	char *out;
+	int n;
+
+	r->file.size = (uint64_t)st->st_size;
+	r->file.ino = (uint64_t)st->st_ino;
+	r->file.mtime_sec = st->st_mtim.tv_sec;
+	r->file.mtime_nsec = st->st_mtim.tv_nsec;
+	r->file.content_type = mime_lookup(c->w->srv->mime, rel);
+	fill_static_request(&c->parser->req, &sreq);
+	static_file_respond(&sreq, &r->file, c->w->boundary_seed++, sr);
+	r->status = sr->status;
+
+	out = conn_out_reserve(c, HEAD_MAX);
+	if (!out) {
+		close(fd);
+		conn_abort(c, "no room for a response head");
+		return;
+	}
+	n = snprintf(out, HEAD_MAX, "HTTP/1.1 %d %s\r\nServer: ktlsd\r\nDate: %s\r\n", sr->status,
+		     status_reason(sr->status), date_now(c->w));
+	if (sr->content_type)
+		n += snprintf(out + n, HEAD_MAX - (size_t)n, "Content-Type: %s\r\n",
+			      sr->content_type);
+	if (sr->status != 304)
+		n += snprintf(out + n, HEAD_MAX - (size_t)n, "Content-Length: %llu\r\n",
+			      (unsigned long long)sr->content_length);
+	if (sr->status == 200 || sr->status == 206 || sr->status == 304)
+		n += snprintf(out + n, HEAD_MAX - (size_t)n, "Last-Modified: %s\r\nETag: %s\r\n",
+			      sr->last_modified, sr->etag);
+	if (sr->content_range[0])
+		n += snprintf(out + n, HEAD_MAX - (size_t)n, "Content-Range: %s\r\n",
+			      sr->content_range);
+	n += snprintf(out + n, HEAD_MAX - (size_t)n, "Accept-Ranges: bytes\r\n%s\r\n",
+		      connection_header(c));
+	conn_out_commit(c, (size_t)n);
+
+	if (sr->send_body && sr->content_length > 0) {
+		r->file_fd = fd;
+		r->path = BODY_PATH_COPY;
+		c->w->stats.body_copy++;
+		body_start(&r->body, sr, &r->file);
+	} else {
+		close(fd);
+	}
+}
+
+void h1_on_request(struct conn *c)
+{
+	const struct h1_request *req = &c->parser->req;
+	const struct server *srv = c->w->srv;
+	char rel[PATH_MAX];
+	struct path_info info;
+	struct stat st;
+	int fd, rc;
+
+	c->w->stats.requests++;
+	log_request_line(c, req->method_name);
+	c->close_after = !req->keep_alive || req->has_body;
+
+	if (req->method == H1_OTHER) {
+		c->close_after = c->close_after || req->has_body;
+		respond_page(c, 405, "Allow: GET, HEAD\r\n");
+		return;
+	}
+	rc = path_from_target(req->target.ptr, req->target.len, rel, sizeof(rel), &info);
+	if (rc < 0) {
+		respond_page(c, rc == -ENAMETOOLONG ? 414 : 400, "");
+		return;
+	}
+	if (info.dotfile && !srv->cfg->dotfiles) {
+		respond_page(c, 404, "");
+		return;
+	}
+	fd = file_open_beneath(srv->root_fd, rel, &st);
+	if (fd < 0) {
+		respond_page(c, status_for_open_error(fd), "");
+		return;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		if (!info.trailing_slash) {
+			redirect_to_dir(c, rel);
+			return;
+		}
+		size_t rl = strlen(rel);
+		if (strcmp(rel, ".") == 0)
+			rl = 0;
+		if (rl + sizeof("/index.html") > sizeof(rel)) {
+			respond_page(c, 414, "");
+			return;
+		}
+		memcpy(rel + rl, rl ? "/index.html" : "index.html", rl ? 12 : 11);
+		fd = file_open_beneath(srv->root_fd, rel, &st);
+		if (fd < 0 || !S_ISREG(st.st_mode)) {
+			if (fd >= 0)
+				close(fd);
+			/* No directory listings: a folder without index.html is
+			 * as good as absent. */
+			respond_page(c, fd == -EACCES ? 403 : 404, "");
+			return;
+		}
+	}
+	respond_file(c, fd, &st, rel);
+}
+
+void h1_on_parse_error(struct conn *c, int status)
+{
+	const struct h1_request *req = &c->parser->req;
+	c->w->stats.requests++;
+	log_request_line(c, req->method_name[0] ? req->method_name : "-");
+	log_msg(LOG_DEBUG, "%s: bad request (%d): %s", c->peer_text, status,
+		c->parser->error_reason ? c->parser->error_reason : "?");
+	c->close_after = true;
+	respond_page(c, status ? status : 400, "");
+}
+
+void h1_on_response_done(struct conn *c, bool aborted)
+{
+	struct access_log *al = &c->w->alog;
+	char when[32];
+	struct tm tm;
+	time_t now;
+
+	if (al->fd < 0)
+		return;
+	now = time(NULL);
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%d/%b/%Y:%H:%M:%S +0000", &tm);
+	access_log_line(al, "%s [%s] \"%s\" %d %llu %.3f HTTP/1.1 %s %s %s%s", c->peer_text, when,
+			c->resp.request_line, c->resp.status,
+			(unsigned long long)c->resp.bytes_out,
+			(double)(c->w->now_ms - c->resp.start_ms) / 1000.0,
+			c->ssl ? tls_version_name(c->ssl) : "-",
+			c->ssl ? tls_cipher_name(c->ssl) : "-", conn_path_name(c),
+			aborted ? " aborted" : (c->resp.truncated ? " truncated" : ""));
+}

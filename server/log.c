@@ -1,0 +1,114 @@
+#include "server/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int error_fd = 2;
+static int error_level = LOG_INFO;
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+int log_open(const char *path, int level)
+{
+	error_level = level;
+	if (!path || strcmp(path, "stderr") == 0) {
+		error_fd = 2;
+		return 0;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	error_fd = fd;
+	return 0;
+}
+
+int log_level(void)
+{
+	return error_level;
+}
+
+static size_t timestamp(char *out, size_t n)
+{
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	return strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void log_msg(int level, const char *fmt, ...)
+{
+	char line[1024];
+	size_t len;
+	va_list ap;
+
+	if (level > error_level)
+		return;
+	len = timestamp(line, sizeof(line));
+	len += (size_t)snprintf(line + len, sizeof(line) - len, " [%s] ", level_names[level]);
+	va_start(ap, fmt);
+	int n = vsnprintf(line + len, sizeof(line) - len, fmt, ap);
+	va_end(ap);
+	len = n < 0 ? len : len + (size_t)n;
+	if (len > sizeof(line) - 2)
+		len = sizeof(line) - 2;
+	line[len++] = '\n';
+	/* One write per line: lines from different workers never interleave. */
+	ssize_t w = write(error_fd, line, len);
+	(void)w;
+}
+
+int access_log_open(struct access_log *al, const char *path)
+{
+	al->len = 0;
+	al->fd = -1;
+	if (!path || strcmp(path, "off") == 0)
+		return 0;
+	al->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	return al->fd < 0 ? -errno : 0;
+}
+
+void access_log_flush(struct access_log *al)
+{
+	size_t off = 0;
+	while (al->fd >= 0 && off < al->len) {
+		ssize_t n = write(al->fd, al->buf + off, al->len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* a full disk loses log lines, never requests */
+		off += (size_t)n;
+	}
+	al->len = 0;
+}
+
+void access_log_line(struct access_log *al, const char *fmt, ...)
+{
+	va_list ap;
+	if (al->fd < 0)
+		return;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		size_t room = sizeof(al->buf) - al->len;
+		va_start(ap, fmt);
+		int n = vsnprintf(al->buf + al->len, room, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n + 1 < room) {
+			al->len += (size_t)n;
+			al->buf[al->len++] = '\n';
+			return;
+		}
+		access_log_flush(al);
+	}
+}
+
+void access_log_close(struct access_log *al)
+{
+	access_log_flush(al);
+	if (al->fd >= 0)
+		close(al->fd);
+	al->fd = -1;
+}

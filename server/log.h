@@ -1,0 +1,33 @@
+/* The error log (levels, one line per event) and the per-worker access log. */
+#ifndef KTLSD_SERVER_LOG_H
+#define KTLSD_SERVER_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
+
+/* Opens the error log ("stderr" or a file). Set once at start, before the
+ * workers exist; read-only after. 0 or -errno. */
+int log_open(const char *path, int level);
+int log_level(void);
+
+__attribute__((format(printf, 2, 3))) void log_msg(int level, const char *fmt, ...);
+
+/* A worker's access log: lines gather in a buffer that is written when it
+ * fills and on each timer tick, so logging costs no syscall per request.
+ * Each worker has its own; lines of different workers interleave whole
+ * (O_APPEND, one write per batch of whole lines). */
+struct access_log {
+	int fd;          /* -1: off */
+	size_t len;
+	char buf[32768];
+};
+
+int access_log_open(struct access_log *al, const char *path);
+__attribute__((format(printf, 2, 3))) void access_log_line(struct access_log *al,
+							    const char *fmt, ...);
+void access_log_flush(struct access_log *al);
+void access_log_close(struct access_log *al);
+
+#endif

@@ -1,0 +1,47 @@
+/* A worker's io_uring: set-up with run-time feature probing, and the
+ * user_data encoding shared by every submitter. */
+#ifndef KTLSD_SERVER_RING_H
+#define KTLSD_SERVER_RING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <liburing.h>
+
+/* What the running kernel offers, probed once per ring (never assumed from
+ * headers: the binary may run on an older or a UML kernel). */
+struct ring_features {
+	bool single_issuer;   /* IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN, 6.1 */
+	bool multishot_accept; /* 5.19; confirmed by the first accept completion */
+	bool splice;          /* IORING_OP_SPLICE, 5.7 */
+	bool send_zc;         /* IORING_OP_SEND_ZC, 6.0 (not usable on kTLS sockets) */
+	bool op_read, op_send, op_recv, op_accept, op_timeout, op_close, op_cancel;
+};
+
+/* user_data = pointer | kind: owners are 16-byte aligned, so the low four
+ * bits say which operation of the owner completed. */
+#define RING_KIND_MASK 0xfULL
+static inline uint64_t ring_tag(const void *owner, unsigned kind)
+{
+	return (uint64_t)(uintptr_t)owner | kind;
+}
+static inline void *ring_owner(uint64_t user_data)
+{
+	return (void *)(uintptr_t)(user_data & ~RING_KIND_MASK);
+}
+static inline unsigned ring_kind(uint64_t user_data)
+{
+	return (unsigned)(user_data & RING_KIND_MASK);
+}
+
+/* Creates the ring with the best flags this kernel accepts. 0 or -errno. */
+int ring_init(struct io_uring *ring, unsigned entries, struct ring_features *feat);
+
+/* An SQE, submitting pending ones first if the queue is full. Never NULL:
+ * after a submit the queue has room (the ring is sized for this). */
+struct io_uring_sqe *ring_sqe(struct io_uring *ring);
+
+/* One line per feature for `ktlsd --check` and the start-up log. */
+void ring_features_describe(const struct ring_features *feat, char *out, size_t outsz);
+
+#endif

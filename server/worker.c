@@ -1,0 +1,334 @@
+#include "server/worker.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/conn.h"
+
+#define RING_ENTRIES 1024
+#define TICK_MS 250
+#define ACCEPT_RETRY_MS 100
+
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int listen_socket(const struct config_listen *l)
+{
+	int one = 1;
+	int fd = socket(l->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* SO_REUSEPORT: every worker has its own socket on the same port and
+	 * the kernel spreads connections, so no accept lock or thundering herd. */
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
+	    (l->addr.ss_family == AF_INET6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
+	    bind(fd, (const struct sockaddr *)&l->addr, l->addrlen) < 0 || listen(fd, 4096) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
+{
+	const struct config *cfg = srv->cfg;
+	char err[512];
+
+	w->id = id;
+	w->srv = srv;
+	w->wake_fd = -1;
+	for (size_t i = 0; i < cfg->nlisten + cfg->nlisten_plain; i++) {
+		bool tls = i < cfg->nlisten;
+		const struct config_listen *cl = tls ? &cfg->listen[i] : &cfg->listen_plain[i - cfg->nlisten];
+		int fd = listen_socket(cl);
+		if (fd < 0) {
+			log_msg(LOG_ERROR, "listen %s: %s", cl->text, strerror(-fd));
+			return fd;
+		}
+		struct listener *l = &w->listeners[w->nlisteners++];
+		l->fd = fd;
+		l->tls = tls;
+		l->w = w;
+		l->multishot = true;
+	}
+	if (cfg->nlisten > 0) {
+		int rc = tls_server_new(&w->tls, &srv->tls, err, sizeof(err));
+		if (rc < 0) {
+			log_msg(LOG_ERROR, "%s", err);
+			return rc;
+		}
+	}
+	w->wake_fd = eventfd(0, EFD_CLOEXEC);
+	if (w->wake_fd < 0)
+		return -errno;
+	if (access_log_open(&w->alog, cfg->access_log) < 0) {
+		log_msg(LOG_ERROR, "access-log %s: %s", cfg->access_log, strerror(errno));
+		return -errno;
+	}
+	w->boundary_seed = ((uint64_t)id << 56) ^ (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)w;
+	sem_init(&w->ready, 0, 0);
+	return 0;
+}
+
+static void arm_accept(struct listener *l)
+{
+	struct io_uring_sqe *sqe = ring_sqe(&l->w->ring);
+	if (l->multishot)
+		io_uring_prep_multishot_accept(sqe, l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	else
+		io_uring_prep_accept(sqe, l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	io_uring_sqe_set_data64(sqe, ring_tag(l, WORKER_OP_ACCEPT));
+	l->armed = true;
+}
+
+static void arm_tick(struct worker *w)
+{
+	struct io_uring_sqe *sqe = ring_sqe(&w->ring);
+	w->tick.tv_sec = 0;
+	w->tick.tv_nsec = TICK_MS * 1000000L;
+	io_uring_prep_timeout(sqe, &w->tick, 0, 0);
+	io_uring_sqe_set_data64(sqe, ring_tag(w, WORKER_OP_TICK));
+}
+
+static void arm_wake(struct worker *w)
+{
+	struct io_uring_sqe *sqe = ring_sqe(&w->ring);
+	io_uring_prep_read(sqe, w->wake_fd, &w->wake_value, sizeof(w->wake_value), 0);
+	io_uring_sqe_set_data64(sqe, ring_tag(w, WORKER_OP_WAKE));
+}
+
+static void on_accept(struct listener *l, int res, uint32_t flags)
+{
+	struct worker *w = l->w;
+
+	if (!(flags & IORING_CQE_F_MORE))
+		l->armed = false;
+	if (res >= 0) {
+		struct sockaddr_storage peer;
+		socklen_t plen = sizeof(peer);
+		int one = 1;
+
+		w->stats.accepted++;
+		if (w->stopping || w->nconns >= w->srv->cfg->max_connections) {
+			close(res);
+		} else {
+			/* Responses leave in large writes; Nagle would only delay
+			 * the tail of each one. */
+			setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			if (getpeername(res, (struct sockaddr *)&peer, &plen) < 0) {
+				memset(&peer, 0, sizeof(peer));
+				plen = sizeof(peer);
+			}
+			conn_new(w, res, l->tls, (struct sockaddr *)&peer, plen);
+		}
+	} else if (res == -EINVAL && l->multishot) {
+		/* Kernel before 5.19: fall back to one accept per completion. */
+		l->multishot = false;
+	} else if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS || res == -ENOMEM) {
+		if (!w->accept_paused_logged)
+			log_msg(LOG_WARN, "worker %u: accept: %s; pausing accepts briefly", w->id,
+				strerror(-res));
+		w->accept_paused_logged = true;
+		if (!l->armed && !w->stopping) {
+			struct io_uring_sqe *sqe = ring_sqe(&w->ring);
+			l->retry.tv_sec = 0;
+			l->retry.tv_nsec = ACCEPT_RETRY_MS * 1000000L;
+			io_uring_prep_timeout(sqe, &l->retry, 0, 0);
+			io_uring_sqe_set_data64(sqe, ring_tag(l, WORKER_OP_ACCEPT_RETRY));
+			l->armed = true; /* the retry timer stands in for the accept */
+		}
+		return;
+	} else if (res == -ECANCELED) {
+		return;
+	}
+	if (res >= 0)
+		w->accept_paused_logged = false;
+	if (!l->armed && !w->stopping)
+		arm_accept(l);
+}
+
+static void begin_stop(struct worker *w)
+{
+	if (w->stopping)
+		return;
+	w->stopping = true;
+	w->stop_deadline_ms = w->now_ms + w->srv->cfg->shutdown_grace_ms;
+	for (size_t i = 0; i < w->nlisteners; i++) {
+		struct io_uring_sqe *sqe = ring_sqe(&w->ring);
+		io_uring_prep_cancel64(sqe, ring_tag(&w->listeners[i], WORKER_OP_ACCEPT), 0);
+		io_uring_sqe_set_data64(sqe, ring_tag(w, WORKER_OP_CANCEL));
+		/* Closing our SO_REUSEPORT socket sends new connections to no one:
+		 * they are refused, as a stopping server should. */
+		shutdown(w->listeners[i].fd, SHUT_RD);
+	}
+	for (struct conn *c = w->conns, *next; c; c = next) {
+		next = c->next;
+		conn_shutdown(c);
+	}
+}
+
+static void on_tick(struct worker *w)
+{
+	for (struct conn *c = w->conns, *next; c; c = next) {
+		next = c->next;
+		if (w->stopping && w->now_ms >= w->stop_deadline_ms)
+			conn_abort(c, "shutdown grace period over");
+		else
+			conn_check_deadline(c, w->now_ms);
+	}
+	access_log_flush(&w->alog);
+	arm_tick(w);
+}
+
+static void dispatch(struct worker *w, struct io_uring_cqe *cqe)
+{
+	uint64_t ud = io_uring_cqe_get_data64(cqe);
+	unsigned kind = ring_kind(ud);
+	void *owner = ring_owner(ud);
+
+	switch (kind) {
+	case CONN_OP_RECV:
+	case CONN_OP_SEND:
+	case CONN_OP_READ:
+	case CONN_OP_SPLICE_IN:
+	case CONN_OP_SPLICE_OUT:
+		conn_complete(owner, kind, cqe->res, cqe->flags);
+		break;
+	case WORKER_OP_ACCEPT:
+		on_accept(owner, cqe->res, cqe->flags);
+		break;
+	case WORKER_OP_ACCEPT_RETRY: {
+		struct listener *l = owner;
+		l->armed = false;
+		if (!w->stopping)
+			arm_accept(l);
+		break;
+	}
+	case WORKER_OP_TICK:
+		on_tick(w);
+		break;
+	case WORKER_OP_WAKE:
+		begin_stop(w);
+		break;
+	default:
+		break;
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	cpu_set_t set;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	/* One worker per core, pinned: its ring, its connections and their
+	 * cache lines stay on that core. */
+	CPU_ZERO(&set);
+	CPU_SET(w->id % (unsigned)(ncpu > 0 ? ncpu : 1), &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+
+	w->start_error = ring_init(&w->ring, RING_ENTRIES, &w->feat);
+	if (w->start_error == 0) {
+		/* Splice runs on io-wq threads; a handful per worker is plenty. */
+		unsigned iowq[2] = {0, 4};
+		io_uring_register_iowq_max_workers(&w->ring, iowq);
+	}
+	sem_post(&w->ready);
+	if (w->start_error < 0)
+		return NULL;
+
+	w->now_ms = monotonic_ms();
+	for (size_t i = 0; i < w->nlisteners; i++)
+		arm_accept(&w->listeners[i]);
+	arm_tick(w);
+	arm_wake(w);
+
+	while (!(w->stopping && w->nconns == 0)) {
+		struct io_uring_cqe *cqe;
+		unsigned head, n = 0;
+		int rc = io_uring_submit_and_wait(&w->ring, 1);
+		if (rc < 0 && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN) {
+			log_msg(LOG_ERROR, "worker %u: io_uring: %s", w->id, strerror(-rc));
+			break;
+		}
+		w->now_ms = monotonic_ms();
+		io_uring_for_each_cqe(&w->ring, head, cqe)
+		{
+			dispatch(w, cqe);
+			n++;
+		}
+		io_uring_cq_advance(&w->ring, n);
+	}
+	access_log_flush(&w->alog);
+	return NULL;
+}
+
+int worker_start(struct worker *w)
+{
+	int rc = pthread_create(&w->thread, NULL, worker_main, w);
+	if (rc != 0)
+		return -rc;
+	sem_wait(&w->ready);
+	if (w->start_error < 0) {
+		pthread_join(w->thread, NULL);
+		return w->start_error;
+	}
+	return 0;
+}
+
+void worker_request_stop(struct worker *w)
+{
+	uint64_t one = 1;
+	ssize_t n = write(w->wake_fd, &one, sizeof(one));
+	(void)n;
+}
+
+void worker_join(struct worker *w)
+{
+	pthread_join(w->thread, NULL);
+	io_uring_queue_exit(&w->ring);
+	for (size_t i = 0; i < w->nlisteners; i++)
+		close(w->listeners[i].fd);
+	if (w->wake_fd >= 0)
+		close(w->wake_fd);
+	access_log_close(&w->alog);
+	tls_server_free(w->tls);
+	sem_destroy(&w->ready);
+}
+
+void worker_conn_link(struct worker *w, struct conn *c)
+{
+	c->prev = NULL;
+	c->next = w->conns;
+	if (w->conns)
+		w->conns->prev = c;
+	w->conns = c;
+	w->nconns++;
+}
+
+void worker_conn_unlink(struct worker *w, struct conn *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		w->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	w->nconns--;
+}

@@ -1,0 +1,106 @@
+/* A worker: one thread pinned to one core, with its own io_uring ring, its
+ * own SO_REUSEPORT listening sockets, its own TLS context and its own
+ * connections. Workers share nothing mutable, so the request path takes no
+ * lock. */
+#ifndef KTLSD_SERVER_WORKER_H
+#define KTLSD_SERVER_WORKER_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <liburing.h>
+
+#include "ktls/ktls.h"
+#include "ktls/tls.h"
+#include "proto/mime.h"
+#include "server/config.h"
+#include "server/log.h"
+#include "server/ring.h"
+
+/* Read-only after start; every worker points at the same one. */
+struct server {
+	const struct config *cfg;
+	int root_fd;
+	struct mime_table *mime;
+	struct ktls_support ktls;
+	bool use_ktls;               /* --ktls on, or auto with a kernel that has it */
+	struct tls_settings tls;
+	struct tls_cert_pair certs[CONFIG_MAX_CERTS];
+};
+
+/* ring_tag kinds above the connection's (conn.h), so the kind alone says
+ * what the owner pointer is. */
+enum worker_op {
+	WORKER_OP_ACCEPT = 8,        /* owner: struct listener */
+	WORKER_OP_ACCEPT_RETRY = 9,  /* owner: struct listener */
+	WORKER_OP_TICK = 10,         /* owner: struct worker */
+	WORKER_OP_WAKE = 11,
+	WORKER_OP_CANCEL = 12,
+};
+
+struct listener {
+	int fd;
+	bool tls;
+	bool armed;                  /* an accept is in flight */
+	bool multishot;
+	struct worker *w;
+	struct __kernel_timespec retry;
+} __attribute__((aligned(16)));
+
+struct worker_stats {
+	uint64_t accepted, requests, bytes_out;
+	uint64_t ktls_tx, ktls_off;              /* connections by TLS path */
+	uint64_t body_copy, body_splice;         /* responses by body path */
+	uint64_t send_ops, splice_ops, read_ops, recv_ops;
+	uint64_t timeouts, truncated;
+};
+
+#define WORKER_MAX_LISTENERS (2 * CONFIG_MAX_LISTEN)
+
+struct worker {
+	unsigned id;
+	pthread_t thread;
+	const struct server *srv;
+	struct io_uring ring;
+	struct ring_features feat;
+	struct tls_server *tls;
+	struct listener listeners[WORKER_MAX_LISTENERS];
+	size_t nlisteners;
+	int wake_fd;                 /* eventfd: main thread asks for shutdown */
+	uint64_t wake_value;
+	struct __kernel_timespec tick;
+	struct conn *conns;          /* list head */
+	unsigned nconns;
+	bool stopping;
+	uint64_t stop_deadline_ms;
+	bool accept_paused_logged;
+	uint64_t now_ms;
+	uint64_t boundary_seed;
+	time_t date_sec;             /* the Date header, formatted once a second */
+	char date[32];
+	struct access_log alog;
+	struct worker_stats stats;
+	int start_error;             /* set by the thread before it signals ready */
+	sem_t ready;
+} __attribute__((aligned(16)));
+
+/* Creates the listening sockets of worker id (bind errors are reported here,
+ * before any thread starts). 0 or -errno with a logged reason. */
+int worker_prepare(struct worker *w, unsigned id, const struct server *srv);
+
+/* Runs the worker on its own thread. */
+int worker_start(struct worker *w);
+
+/* Asks the worker to stop accepting and finish (from the main thread). */
+void worker_request_stop(struct worker *w);
+
+void worker_join(struct worker *w);
+
+/* Used by conn.c */
+void worker_conn_link(struct worker *w, struct conn *c);
+void worker_conn_unlink(struct worker *w, struct conn *c);
+
+#endif
