@@ -43,6 +43,7 @@ enum opt_type {
 	T_LISTEN,    /* appends to a struct config_listen array; count at count_off */
 	T_CERT,      /* appends the cert_file or key_file half (off) of certs[] */
 	T_ACTION,    /* --help, --version: takes no value */
+	T_FLAG,      /* bool set by the bare flag (--check): takes no value */
 };
 
 enum opt_group { G_GENERAL, G_TLS, G_HTTP, G_LOG, G_COUNT };
@@ -87,6 +88,10 @@ static const struct opt options[] = {
         .cli_only = true),
     OPT("help", NULL, T_ACTION, G_GENERAL, 0, NULL, "Print this help and exit.", .cli_only = true),
     OPT("version", NULL, T_ACTION, G_GENERAL, 0, NULL, "Print the version and exit.",
+        .cli_only = true),
+    OPT("check", NULL, T_FLAG, G_GENERAL, OFF(check), NULL,
+        "Print what this machine offers (kernel TLS, OpenSSL, io_uring) and the path a "
+        "connection would take under the other flags, then exit.",
         .cli_only = true),
 
     OPT("cert", "FILE", T_CERT, G_TLS, CERT_OFF(cert_file), NULL,
@@ -458,6 +463,7 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 		return 0;
 	}
 	case T_ACTION:
+	case T_FLAG:
 		break;
 	}
 	return 0;
@@ -705,7 +711,7 @@ static int finish(struct config *cfg, FILE *errfp)
 		if (apply(cfg, o, o->def, &c))
 			abort();
 	}
-	if (!cfg->root) {
+	if (!cfg->root && !cfg->check) {
 		fputs("ktlsd: --root is required\n", errfp);
 		return -1;
 	}
@@ -731,7 +737,7 @@ enum config_result config_load(struct config *cfg, int argc, char **argv, FILE *
 	for (int i = 1; i < argc; i++) {
 		if (next_arg(argc, argv, &i, &quiet, &o, &v))
 			continue;
-		if (!o->value && !action)
+		if (o->type == T_ACTION && !action)
 			action = o;
 		else if (strcmp(o->name, "config") == 0)
 			file = v;
@@ -746,9 +752,12 @@ enum config_result config_load(struct config *cfg, int argc, char **argv, FILE *
 	}
 	if (file && *file && config_parse_file(cfg, file, errfp) < 0)
 		goto fail;
-	for (int i = 1; i < argc; i++)
+	for (int i = 1; i < argc; i++) {
 		if (next_arg(argc, argv, &i, &cli, &o, &v) || (v && apply(cfg, o, v, &cli)))
 			goto fail;
+		if (o->type == T_FLAG)
+			*FIELD(cfg, o->off, bool) = true;
+	}
 	if (finish(cfg, errfp) == 0)
 		return CONFIG_RUN;
 fail:

@@ -40,6 +40,7 @@ struct config {
 	size_t ncerts;
 	unsigned workers;                /* --workers N; 0 = online CPUs */
 	char *config_file;               /* --config FILE */
+	bool check;                      /* --check: describe this machine, then exit */
 
 	/* TLS */
 	char *tls_protocols;             /* --tls-protocols "TLSv1.2 TLSv1.3" */

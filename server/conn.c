@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ktls/tls.h"
+#include "server/body_send.h"
 #include "server/h1_conn.h"
 #include "server/log.h"
 #include "server/worker.h"
@@ -16,16 +17,9 @@
 /* Up to four maximum-size TLS records per recv: fewer costs syscalls, more
  * was measured slower (curl, +13% at 64 KiB on 100 Gbit/s). */
 #define RX_CAP (64 * 1024)
-/* One file read and one send move this much; the read of the next chunk
- * overlaps the send of this one. */
-#define CHUNK (128 * 1024)
-/* Do not post a file read into less room than this: it would make a short
- * send; send what we have first. */
-#define MIN_READ (16 * 1024)
 #define LINGER_MS 2000
 
 static void drive(struct conn *c);
-static void pump(struct conn *c);
 static void close_graceful(struct conn *c);
 static void hold(struct conn *c);
 static void release(struct conn *c);
@@ -40,7 +34,7 @@ static void set_deadline(struct conn *c, unsigned ms)
 	c->deadline_ms = ms ? c->w->now_ms + ms : 0;
 }
 
-static bool user_tls(const struct conn *c)
+bool conn_user_tls(const struct conn *c)
 {
 	return c->ssl && !c->wire.ktls_tx;
 }
@@ -168,6 +162,7 @@ void conn_abort(struct conn *c, const char *why)
 	if (c->splice_posted) {
 		cancel_op(c, CONN_OP_SPLICE_IN);
 		cancel_op(c, CONN_OP_SPLICE_OUT);
+		cancel_op(c, CONN_OP_POLL_OUT);
 	}
 	maybe_free(c);
 }
@@ -196,13 +191,14 @@ static void post_recv(struct conn *c)
 	c->w->stats.recv_ops++;
 }
 
-static void post_send(struct conn *c)
+void conn_post_send(struct conn *c, int flags)
 {
 	struct tls_wire *wi = &c->wire;
 	if (c->send_posted || c->tx_sent == wi->tx_len)
 		return;
 	struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
-	io_uring_prep_send(sqe, c->fd, wi->tx + c->tx_sent, wi->tx_len - c->tx_sent, MSG_NOSIGNAL);
+	io_uring_prep_send(sqe, c->fd, wi->tx + c->tx_sent, wi->tx_len - c->tx_sent,
+			   MSG_NOSIGNAL | flags);
 	io_uring_sqe_set_data64(sqe, ring_tag(c, CONN_OP_SEND));
 	c->send_posted = true;
 	wi->tx_busy = true;
@@ -210,62 +206,10 @@ static void post_send(struct conn *c)
 	c->w->stats.send_ops++;
 }
 
-static void post_read(struct conn *c, char *dst, size_t len, uint64_t off)
-{
-	struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
-	io_uring_prep_read(sqe, c->resp.file_fd, dst, (unsigned)len, off);
-	io_uring_sqe_set_data64(sqe, ring_tag(c, CONN_OP_READ));
-	c->read_posted = true;
-	c->inflight++;
-	c->w->stats.read_ops++;
-}
 
 /* Where response bytes are produced: plaintext waiting for user-space
  * encryption, or straight into the send buffer when the kernel encrypts
  * (kTLS) or nothing does (plain HTTP). */
-static int producer(struct conn *c, char **base, size_t **len, size_t *cap, size_t want)
-{
-	if (user_tls(c)) {
-		if (!c->stage) {
-			c->stage = malloc(CHUNK);
-			if (!c->stage)
-				return -ENOMEM;
-			c->stage_cap = CHUNK;
-		}
-		*base = c->stage;
-		*len = &c->stage_len;
-		*cap = c->stage_cap;
-		return 0;
-	}
-	if (c->send_posted)
-		return -EBUSY;
-	if (want && tls_wire_reserve(&c->wire, want) < 0)
-		return -ENOMEM;
-	*base = c->wire.tx;
-	*len = &c->wire.tx_len;
-	*cap = c->wire.tx_cap;
-	return 0;
-}
-
-char *conn_out_reserve(struct conn *c, size_t need)
-{
-	char *base;
-	size_t *len, cap;
-	if (user_tls(c) && need > CHUNK)
-		return NULL;
-	if (producer(c, &base, &len, &cap, need) < 0 || cap - *len < need)
-		return NULL;
-	return base + *len;
-}
-
-void conn_out_commit(struct conn *c, size_t n)
-{
-	char *base;
-	size_t *len, cap;
-	if (producer(c, &base, &len, &cap, 0) == 0)
-		*len += n;
-}
-
 const char *conn_path_name(const struct conn *c)
 {
 	static const char *const names[2][3] = {
@@ -275,7 +219,7 @@ const char *conn_path_name(const struct conn *c)
 	return names[c->wire.ktls_tx][c->resp.path];
 }
 
-static void response_finish(struct conn *c)
+void conn_response_finish(struct conn *c)
 {
 	h1_on_response_done(c, false);
 	if (c->resp.file_fd >= 0) {
@@ -294,55 +238,6 @@ static void response_finish(struct conn *c)
 	c->head_started = false;
 	set_deadline(c, cfg_of(c)->idle_timeout_ms);
 	drive(c);
-}
-
-static void pump(struct conn *c)
-{
-	struct response *r = &c->resp;
-
-	for (;;) {
-		char *base;
-		size_t *len, cap;
-		bool progressed = false;
-
-		/* Fill the producer buffer up to a file read. */
-		while (!c->read_posted && !r->body.done &&
-		       producer(c, &base, &len, &cap, user_tls(c) ? 0 : CHUNK) == 0) {
-			size_t room = cap - *len, n;
-			uint64_t off;
-			enum body_step step = body_next(&r->body, base + *len, room, &n, &off);
-			if (step == BODY_LITERAL) {
-				*len += n;
-				continue;
-			}
-			if (step == BODY_FILE) {
-				uint64_t want = r->body.end - r->body.off;
-				if (n < want && room < MIN_READ)
-					break; /* nearly full: send first */
-				post_read(c, base + *len, n, off);
-			}
-			break;
-		}
-		if (c->read_posted || c->send_posted)
-			break;
-
-		if (user_tls(c) && c->stage_len > 0 && c->wire.tx_len == 0) {
-			if (tls_write(c->ssl, c->stage, c->stage_len) != TLS_DONE) {
-				conn_abort(c, "TLS write failed");
-				return;
-			}
-			c->stage_len = 0;
-			post_send(c);
-			progressed = true; /* start the next read while this chunk is sent */
-		} else if (!user_tls(c) && c->wire.tx_len > c->tx_sent) {
-			post_send(c);
-		}
-		if (!progressed)
-			break;
-	}
-	if (r->body.done && !c->read_posted && !c->send_posted && c->stage_len == 0 &&
-	    c->wire.tx_len == 0)
-		response_finish(c);
 }
 
 static void read_head(struct conn *c)
@@ -382,7 +277,7 @@ static void read_head(struct conn *c)
 				h1_on_request(c);
 			else
 				h1_on_parse_error(c, c->parser->error_status);
-			pump(c);
+			body_send_pump(c);
 			return;
 		}
 		if (c->ssl) {
@@ -406,7 +301,7 @@ static void read_head(struct conn *c)
 			if (c->wire.tx_len > 0) {
 				/* OpenSSL answered something (a KeyUpdate, an
 				 * alert): it goes out before we read on. */
-				post_send(c);
+				conn_post_send(c, 0);
 				if (st == TLS_DONE)
 					c->plain_end += n;
 				return;
@@ -441,7 +336,7 @@ static void handshake(struct conn *c)
 		if (c->wire.tx_len > 0) {
 			c->close_after = true;
 			c->state = CONN_LINGER;
-			post_send(c);
+			conn_post_send(c, 0);
 			set_deadline(c, LINGER_MS);
 			return;
 		}
@@ -457,7 +352,7 @@ static void handshake(struct conn *c)
 		set_deadline(c, cfg_of(c)->header_timeout_ms);
 	}
 	if (c->wire.tx_len > 0) {
-		post_send(c);
+		conn_post_send(c, 0);
 		return;
 	}
 	if (st == TLS_DONE) {
@@ -483,7 +378,7 @@ static void drive(struct conn *c)
 		read_head(c);
 		break;
 	case CONN_RESPOND:
-		pump(c);
+		body_send_pump(c);
 		break;
 	case CONN_LINGER:
 		if (c->wire.tx_len == 0 && !c->send_posted) {
@@ -557,42 +452,6 @@ void conn_check_deadline(struct conn *c, uint64_t now_ms)
 	release(c);
 }
 
-static void on_read(struct conn *c, int res)
-{
-	struct response *r = &c->resp;
-	uint64_t want = 0;
-	char *base;
-	size_t *len, cap;
-
-	if (c->state == CONN_CLOSING)
-		return;
-	if (res < 0) {
-		log_msg(LOG_ERROR, "read of %s failed: %s", r->request_line, strerror(-res));
-		conn_abort(c, "file read failed");
-		return;
-	}
-	if (producer(c, &base, &len, &cap, 0) < 0) {
-		conn_abort(c, "internal: producer lost");
-		return;
-	}
-	want = r->body.end - r->body.off;
-	if ((uint64_t)res < want && (size_t)res < cap - *len) {
-		/* Fewer bytes than the file had when we answered: it shrank.
-		 * Send the prefix we have (it is real data), then close so
-		 * the client sees a short body, never foreign bytes. */
-		if (!r->truncated)
-			log_msg(LOG_WARN, "%s: file changed size during the response; closing",
-				r->request_line);
-		r->truncated = true;
-		c->w->stats.truncated++;
-		r->body.done = true;
-		c->close_after = true;
-	}
-	*len += (size_t)res;
-	body_advance(&r->body, (uint64_t)res);
-	pump(c);
-}
-
 void conn_complete(struct conn *c, enum conn_op op, int res, uint32_t cqe_flags)
 {
 	/* The completed operation's count becomes the hold of this call. */
@@ -638,7 +497,7 @@ void conn_complete(struct conn *c, enum conn_op op, int res, uint32_t cqe_flags)
 			set_deadline(c, cfg_of(c)->send_timeout_ms);
 		}
 		if (c->tx_sent < c->wire.tx_len) {
-			post_send(c);
+			conn_post_send(c, 0);
 			break;
 		}
 		c->wire.tx_len = c->tx_sent = 0;
@@ -646,7 +505,15 @@ void conn_complete(struct conn *c, enum conn_op op, int res, uint32_t cqe_flags)
 		break;
 	case CONN_OP_READ:
 		c->read_posted = false;
-		on_read(c, res);
+		if (c->state != CONN_CLOSING)
+			body_send_read_done(c, res);
+		break;
+	case CONN_OP_SPLICE_IN:
+	case CONN_OP_SPLICE_OUT:
+	case CONN_OP_POLL_OUT:
+		c->splice_posted = false;
+		if (c->state != CONN_CLOSING)
+			body_send_splice_done(c, op, res);
 		break;
 	default:
 		break;

@@ -40,6 +40,7 @@ enum conn_op {
 	CONN_OP_READ = 3,
 	CONN_OP_SPLICE_IN = 4,
 	CONN_OP_SPLICE_OUT = 5,
+	CONN_OP_POLL_OUT = 6, /* socket full under a splice: wait for room */
 };
 
 enum body_path { BODY_PATH_NONE, BODY_PATH_COPY, BODY_PATH_SPLICE };
@@ -83,7 +84,8 @@ struct conn {
 	struct response resp;
 
 	int pipe[2];                 /* for splice, created on first use */
-	uint64_t splice_len;         /* bytes in the pipe for the socket */
+	size_t pipe_size;
+	size_t splice_len;           /* bytes in the pipe, still to go to the socket */
 
 	unsigned inflight;           /* ring operations not yet completed */
 	bool recv_posted, send_posted, read_posted, splice_posted;
@@ -114,9 +116,12 @@ void conn_shutdown(struct conn *c);
 /* Abortive: stop everything, free once the ring has let go. */
 void conn_abort(struct conn *c, const char *why);
 
-/* Used by h1_conn.c */
-char *conn_out_reserve(struct conn *c, size_t len);  /* room for response headers */
-void conn_out_commit(struct conn *c, size_t len);
-const char *conn_path_name(const struct conn *c);   /* "ktls=..,body=.." for the log */
+/* "ktls=.. body=.." for the access log */
+const char *conn_path_name(const struct conn *c);
+
+/* For the body senders (body_send.c). */
+bool conn_user_tls(const struct conn *c);          /* OpenSSL encrypts (no kTLS) */
+void conn_post_send(struct conn *c, int msg_flags); /* sends wire.tx from tx_sent */
+void conn_response_finish(struct conn *c);         /* last byte out: keep-alive or close */
 
 #endif

@@ -11,6 +11,7 @@
 #include "proto/mime.h"
 #include "proto/path.h"
 #include "proto/status.h"
+#include "server/body_send.h"
 #include "server/conn.h"
 #include "server/file.h"
 #include "server/log.h"
@@ -176,10 +177,7 @@ static void respond_file(struct conn *c, int fd, const struct stat *st, const ch
 	conn_out_commit(c, (size_t)n);
 
 	if (sr->send_body && sr->content_length > 0) {
-		r->file_fd = fd;
-		r->path = BODY_PATH_COPY;
-		c->w->stats.body_copy++;
-		body_start(&r->body, sr, &r->file);
+		body_send_start(c, fd);
 	} else {
 		close(fd);
 	}

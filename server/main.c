@@ -10,6 +10,7 @@
 
 #include <openssl/rand.h>
 
+#include "server/check.h"
 #include "server/config.h"
 #include "server/log.h"
 #include "server/worker.h"
@@ -86,6 +87,11 @@ int main(int argc, char **argv)
 	default:
 		config_free(&cfg);
 		return 2;
+	}
+	if (cfg.check) {
+		rc = check_report(&cfg, stdout);
+		config_free(&cfg);
+		return rc;
 	}
 	if (log_open(cfg.error_log, cfg.log_level) < 0) {
 		fprintf(stderr, "ktlsd: --error-log %s: %s\n", cfg.error_log, strerror(errno));

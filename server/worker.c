@@ -208,6 +208,7 @@ static void dispatch(struct worker *w, struct io_uring_cqe *cqe)
 	case CONN_OP_READ:
 	case CONN_OP_SPLICE_IN:
 	case CONN_OP_SPLICE_OUT:
+	case CONN_OP_POLL_OUT:
 		conn_complete(owner, kind, cqe->res, cqe->flags);
 		break;
 	case WORKER_OP_ACCEPT:
@@ -276,6 +277,18 @@ static void *worker_main(void *arg)
 		io_uring_cq_advance(&w->ring, n);
 	}
 	access_log_flush(&w->alog);
+	const struct worker_stats *st = &w->stats;
+	log_msg(LOG_INFO,
+		"worker %u stats: accepted=%llu requests=%llu bytes_out=%llu ktls_tx=%llu "
+		"ktls_off=%llu body_copy=%llu body_splice=%llu send_ops=%llu splice_ops=%llu "
+		"read_ops=%llu recv_ops=%llu timeouts=%llu truncated=%llu",
+		w->id, (unsigned long long)st->accepted, (unsigned long long)st->requests,
+		(unsigned long long)st->bytes_out, (unsigned long long)st->ktls_tx,
+		(unsigned long long)st->ktls_off, (unsigned long long)st->body_copy,
+		(unsigned long long)st->body_splice, (unsigned long long)st->send_ops,
+		(unsigned long long)st->splice_ops, (unsigned long long)st->read_ops,
+		(unsigned long long)st->recv_ops, (unsigned long long)st->timeouts,
+		(unsigned long long)st->truncated);
 	return NULL;
 }
 

@@ -1,0 +1,31 @@
+/* Sending a response body: the two send paths and their ring completions.
+ *
+ *  copy:   the ring reads the file into a user buffer; with user-space TLS,
+ *          OpenSSL seals it into a second buffer so the next read overlaps
+ *          this send; with kTLS or plain HTTP the buffer is sent as is.
+ *  splice: zero copy, file -> pipe -> socket with two ring splices per chunk
+ *          (io_uring has no sendfile); only where the socket encrypts by
+ *          itself (kTLS) or nothing needs encrypting (plain HTTP). */
+#ifndef KTLSD_SERVER_BODY_SEND_H
+#define KTLSD_SERVER_BODY_SEND_H
+
+#include <stddef.h>
+
+struct conn;
+
+/* Room for response head bytes in the buffer the next send takes; NULL if
+ * it cannot be had. conn_out_commit says how much was written. */
+char *conn_out_reserve(struct conn *c, size_t len);
+void conn_out_commit(struct conn *c, size_t len);
+
+/* The response head is queued; send its body from fd (owned from now on),
+ * by the path the flags and the socket allow. */
+void body_send_start(struct conn *c, int fd);
+
+/* Moves the response on: produce, send, and finish when all is out. */
+void body_send_pump(struct conn *c);
+
+void body_send_read_done(struct conn *c, int res);
+void body_send_splice_done(struct conn *c, int op, int res);
+
+#endif
