@@ -96,9 +96,12 @@ static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 	const unsigned char *ours = srv->h2 ? h2_h1 : h1;
 	unsigned ourslen = srv->h2 ? sizeof(h2_h1) - 1 : sizeof(h1) - 1;
 
+	/* No common protocol (curl --http1.0 offers only "http/1.0"): go on
+	 * without ALPN and let the client speak HTTP/1.x, as nginx does, rather
+	 * than fail the handshake. */
 	if (SSL_select_next_proto((unsigned char **)out, outlen, ours, ourslen, in, inlen) !=
 	    OPENSSL_NPN_NEGOTIATED)
-		return SSL_TLSEXT_ERR_ALERT_FATAL; /* RFC 7301: no common protocol */
+		return SSL_TLSEXT_ERR_NOACK;
 	return SSL_TLSEXT_ERR_OK;
 }
 

@@ -104,11 +104,10 @@ static int status_for_open_error(int err)
 {
 	switch (err) {
 	case -ENOENT:
+	case -ENAMETOOLONG: /* a name over NAME_MAX: no such file can exist */
 		return 404;
 	case -EACCES:
 		return 403;
-	case -ENAMETOOLONG:
-		return 414;
 	case -EMFILE:
 	case -ENFILE:
 		return 503;
@@ -196,6 +195,12 @@ void h1_on_request(struct conn *c)
 	log_request_line(c, req->method_name);
 	c->close_after = !req->keep_alive || req->has_body;
 
+	/* RFC 9112 3.2: a 1.1 request without Host is answered 400. */
+	if (req->version_minor >= 1 && !req->host.ptr) {
+		c->close_after = true;
+		respond_page(c, 400, "");
+		return;
+	}
 	if (req->method == H1_OTHER) {
 		c->close_after = c->close_after || req->has_body;
 		respond_page(c, 405, "Allow: GET, HEAD\r\n");

@@ -2,7 +2,9 @@
  * file syntax, the order sources override each other in, and every error
  * message, which must be exactly one line. Runs under ASan, so each test
  * frees what it loads. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* asprintf */
+#endif
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
@@ -543,7 +545,8 @@ START_TEST(test_help)
 	                                           "access-log",
 	                                           "error-log",
 	                                           "log-level",
-	                                           "pid-file"};
+	                                           "pid-file",
+	                                           "check"};
 	struct run r;
 	const char *name, *general, *tls, *http, *logging;
 	size_t i;
@@ -792,6 +795,34 @@ START_TEST(test_lists_replace)
 }
 END_TEST
 
+/* --check describes the machine: it needs no --root, takes no value, and
+ * is refused in a config file. */
+START_TEST(test_check_flag)
+{
+	struct run r;
+	char *path;
+
+	RUN_OK(&r, "--check");
+	ck_assert(r.cfg.check);
+	ck_assert_ptr_null(r.cfg.root);
+	done(&r);
+	RUN_OK(&r, "--root", "/srv", "--ktls", "off", "--check");
+	ck_assert(r.cfg.check);
+	done(&r);
+	RUN_ERR("ktlsd: --check: takes no value", "--check=yes");
+	path = conf("check\n");
+	{
+		struct run r2;
+		RUN(&r2, "--config", path, "--root", "/srv");
+		ck_assert_int_eq(r2.rc, CONFIG_EXIT_ERR);
+		ck_assert_ptr_nonnull(strstr(r2.err, "check"));
+		done(&r2);
+	}
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 START_TEST(test_reentrant)
 {
 	struct run r;
@@ -834,6 +865,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_override_order);
 	tcase_add_test(tc, test_lists_replace);
 	tcase_add_test(tc, test_reentrant);
+	tcase_add_test(tc, test_check_flag);
 	suite_add_tcase(s, tc);
 	return s;
 }
