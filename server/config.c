@@ -246,9 +246,10 @@ static int parse_fixed(const char *s, int decimals, unsigned min, unsigned max, 
 /* "MIN to MAX" of a T_UINT or T_MS, as the user would write them. */
 static const char *range(const struct opt *o, char buf[static 64])
 {
-	double scale = o->type == T_MS ? 1000 : 1;
-
-	snprintf(buf, 64, "%g to %g", o->min / scale, o->max / scale);
+	if (o->type == T_MS)
+		snprintf(buf, 64, "%.10g to %.10g", o->min / 1000.0, o->max / 1000.0);
+	else
+		snprintf(buf, 64, "%u to %u", o->min, o->max);
 	return buf;
 }
 
@@ -662,7 +663,7 @@ static void print_help(FILE *out)
 			print_wrapped(out, note);
 		}
 	}
-	fputs("\nEvery option but --config, --help and --version can also be set in the\n"
+	fputs("\nEvery option but --config, --check, --help and --version can also be set in the\n"
 	      "--config file, one \"name value\" or \"name = value\" per line, '#' starting a\n"
 	      "comment; quotes around a value are optional. Flags override the file, and a\n"
 	      "repeatable flag (--listen, --listen-plain, --cert/--key) replaces the file's\n"
