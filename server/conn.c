@@ -381,7 +381,9 @@ static void drive(struct conn *c)
 		body_send_pump(c);
 		break;
 	case CONN_LINGER:
-		if (c->wire.tx_len == 0 && !c->send_posted) {
+		if (c->wire.tx_len > 0) {
+			conn_post_send(c, 0); /* close_notify, or the alert of a failed handshake */
+		} else if (!c->send_posted) {
 			/* Everything is out: half-close, then read until the
 			 * peer closes too, so that a pipelined request behind
 			 * an error does not turn our answer into a reset. */

@@ -8,12 +8,10 @@
 
 #include "ktls/tls.h"
 #include "proto/httpdate.h"
-#include "proto/mime.h"
-#include "proto/path.h"
 #include "proto/status.h"
 #include "server/body_send.h"
 #include "server/conn.h"
-#include "server/file.h"
+#include "server/resolve.h"
 #include "server/log.h"
 #include "server/worker.h"
 
@@ -78,44 +76,6 @@ static void respond_page(struct conn *c, int status, const char *extra_headers)
 	conn_out_commit(c, (size_t)n);
 }
 
-/* Location for a directory asked without its slash: the decoded path,
- * re-encoded, so nothing the client sent is echoed raw into a header. */
-static void redirect_to_dir(struct conn *c, const char *rel)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	char hdr[PATH_MAX * 3 + 32];
-	size_t n = (size_t)snprintf(hdr, sizeof(hdr), "Location: /");
-
-	for (const unsigned char *p = (const unsigned char *)rel; *p && n + 8 < sizeof(hdr); p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || strchr("/-._~!$&'()*+,;=:@", *p)) {
-			hdr[n++] = (char)*p;
-		} else {
-			hdr[n++] = '%';
-			hdr[n++] = hex[*p >> 4];
-			hdr[n++] = hex[*p & 15];
-		}
-	}
-	memcpy(hdr + n, "/\r\n", 4);
-	respond_page(c, 301, hdr);
-}
-
-static int status_for_open_error(int err)
-{
-	switch (err) {
-	case -ENOENT:
-	case -ENAMETOOLONG: /* a name over NAME_MAX: no such file can exist */
-		return 404;
-	case -EACCES:
-		return 403;
-	case -EMFILE:
-	case -ENFILE:
-		return 503;
-	default:
-		return 500;
-	}
-}
-
 static void fill_static_request(const struct h1_request *req, struct static_request *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -134,19 +94,16 @@ static void fill_static_request(const struct h1_request *req, struct static_requ
 	s->if_range_len = req->if_range.len;
 }
 
-static void respond_file(struct conn *c, int fd, const struct stat *st, const char *rel)
+static void respond_file(struct conn *c, const struct resolved *res)
 {
 	struct response *r = &c->resp;
 	struct static_response *sr = &r->sr;
 	struct static_request sreq;
+	int fd = res->fd;
 	char *out;
 	int n;
 
-	r->file.size = (uint64_t)st->st_size;
-	r->file.ino = (uint64_t)st->st_ino;
-	r->file.mtime_sec = st->st_mtim.tv_sec;
-	r->file.mtime_nsec = st->st_mtim.tv_nsec;
-	r->file.content_type = mime_lookup(c->w->srv->mime, rel);
+	resolve_static_file(c->w->srv, res, &r->file);
 	fill_static_request(&c->parser->req, &sreq);
 	static_file_respond(&sreq, &r->file, c->w->boundary_seed++, sr);
 	r->status = sr->status;
@@ -185,11 +142,7 @@ static void respond_file(struct conn *c, int fd, const struct stat *st, const ch
 void h1_on_request(struct conn *c)
 {
 	const struct h1_request *req = &c->parser->req;
-	const struct server *srv = c->w->srv;
-	char rel[PATH_MAX];
-	struct path_info info;
-	struct stat st;
-	int fd, rc;
+	struct resolved resbuf, *res = &resbuf;
 
 	c->w->stats.requests++;
 	log_request_line(c, req->method_name);
@@ -206,45 +159,16 @@ void h1_on_request(struct conn *c)
 		respond_page(c, 405, "Allow: GET, HEAD\r\n");
 		return;
 	}
-	rc = path_from_target(req->target.ptr, req->target.len, rel, sizeof(rel), &info);
-	if (rc < 0) {
-		respond_page(c, rc == -ENAMETOOLONG ? 414 : 400, "");
-		return;
+	resolve_target(c->w->srv, req->target.ptr, req->target.len, res);
+	if (res->status == 301) {
+		char loc[sizeof(res->location) + 16];
+		snprintf(loc, sizeof(loc), "Location: %s\r\n", res->location);
+		respond_page(c, 301, loc);
+	} else if (res->status) {
+		respond_page(c, res->status, "");
+	} else {
+		respond_file(c, res);
 	}
-	if (info.dotfile && !srv->cfg->dotfiles) {
-		respond_page(c, 404, "");
-		return;
-	}
-	fd = file_open_beneath(srv->root_fd, rel, &st);
-	if (fd < 0) {
-		respond_page(c, status_for_open_error(fd), "");
-		return;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		close(fd);
-		if (!info.trailing_slash) {
-			redirect_to_dir(c, rel);
-			return;
-		}
-		size_t rl = strlen(rel);
-		if (strcmp(rel, ".") == 0)
-			rl = 0;
-		if (rl + sizeof("/index.html") > sizeof(rel)) {
-			respond_page(c, 414, "");
-			return;
-		}
-		memcpy(rel + rl, rl ? "/index.html" : "index.html", rl ? 12 : 11);
-		fd = file_open_beneath(srv->root_fd, rel, &st);
-		if (fd < 0 || !S_ISREG(st.st_mode)) {
-			if (fd >= 0)
-				close(fd);
-			/* No directory listings: a folder without index.html is
-			 * as good as absent. */
-			respond_page(c, fd == -EACCES ? 403 : 404, "");
-			return;
-		}
-	}
-	respond_file(c, fd, &st, rel);
 }
 
 void h1_on_parse_error(struct conn *c, int status)

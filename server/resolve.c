@@ -1,0 +1,105 @@
+#include "server/resolve.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/mime.h"
+#include "proto/path.h"
+#include "server/file.h"
+#include "server/worker.h"
+
+static int status_for_open_error(int err)
+{
+	switch (err) {
+	case -ENOENT:
+	case -ENAMETOOLONG: /* a name over NAME_MAX: no such file can exist */
+		return 404;
+	case -EACCES:
+		return 403;
+	case -EMFILE:
+	case -ENFILE:
+		return 503;
+	default:
+		return 500;
+	}
+}
+
+/* The decoded path, re-encoded, so nothing the client sent is echoed raw
+ * into a header. */
+static void encode_location(const char *rel, char *out, size_t outsz)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+
+	out[n++] = '/';
+	for (const unsigned char *p = (const unsigned char *)rel; *p && n + 5 < outsz; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/-._~!$&'()*+,;=:@", *p)) {
+			out[n++] = (char)*p;
+		} else {
+			out[n++] = '%';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 15];
+		}
+	}
+	out[n++] = '/';
+	out[n] = '\0';
+}
+
+void resolve_target(const struct server *srv, const char *target, size_t len, struct resolved *out)
+{
+	struct path_info info;
+	int rc;
+
+	out->status = 0;
+	out->fd = -1;
+	rc = path_from_target(target, len, out->rel, sizeof(out->rel), &info);
+	if (rc < 0) {
+		out->status = rc == -ENAMETOOLONG ? 414 : 400;
+		return;
+	}
+	if (info.dotfile && !srv->cfg->dotfiles) {
+		out->status = 404;
+		return;
+	}
+	out->fd = file_open_beneath(srv->root_fd, out->rel, &out->st);
+	if (out->fd < 0) {
+		out->status = status_for_open_error(out->fd);
+		return;
+	}
+	if (!S_ISDIR(out->st.st_mode))
+		return;
+
+	close(out->fd);
+	out->fd = -1;
+	if (!info.trailing_slash) {
+		encode_location(out->rel, out->location, sizeof(out->location));
+		out->status = 301;
+		return;
+	}
+	size_t rl = strcmp(out->rel, ".") == 0 ? 0 : strlen(out->rel);
+	if (rl + sizeof("/index.html") > sizeof(out->rel)) {
+		out->status = 414;
+		return;
+	}
+	memcpy(out->rel + rl, rl ? "/index.html" : "index.html", rl ? 12 : 11);
+	out->fd = file_open_beneath(srv->root_fd, out->rel, &out->st);
+	if (out->fd >= 0 && S_ISREG(out->st.st_mode))
+		return;
+	/* No directory listings: a folder without index.html is as good as absent. */
+	if (out->fd >= 0)
+		close(out->fd);
+	out->status = out->fd == -EACCES ? 403 : 404;
+	out->fd = -1;
+}
+
+void resolve_static_file(const struct server *srv, const struct resolved *r,
+			 struct static_file *file)
+{
+	file->size = (uint64_t)r->st.st_size;
+	file->ino = (uint64_t)r->st.st_ino;
+	file->mtime_sec = r->st.st_mtim.tv_sec;
+	file->mtime_nsec = r->st.st_mtim.tv_nsec;
+	file->content_type = mime_lookup(srv->mime, r->rel);
+}
