@@ -120,6 +120,9 @@ static const struct opt options[] = {
     OPT("sendfile", "on|off", T_BOOL, G_TLS, OFF(sendfile), "on",
         "Send file bodies with zero-copy sendfile/splice."),
     OPT("h2", "on|off", T_BOOL, G_TLS, OFF(h2), "on", "Offer HTTP/2 through ALPN."),
+    OPT("h2-sendfile", "on|off", T_BOOL, G_TLS, OFF(h2_sendfile), "off",
+        "Expert: send each HTTP/2 DATA frame as a header write plus a zero-copy splice, as "
+        "nginx does with sendfile, to measure what big coalesced writes save."),
 
     OPT("max-header-size", "BYTES", T_UINT, G_HTTP, OFF(max_header_bytes), "8192",
         "Largest request head.", .min = 1024, .max = 65536),
@@ -142,6 +145,21 @@ static const struct opt options[] = {
     OPT("shutdown-grace", "SECONDS", T_MS, G_HTTP, OFF(shutdown_grace_ms), "30",
         "On SIGTERM, let requests in flight finish this long; 0 closes at once.",
         .max = S_MS(3600)),
+    OPT("h2-max-streams", "N", T_UINT, G_HTTP, OFF(h2_max_streams), "128",
+        "HTTP/2: concurrent streams per connection.", .min = 1, .max = 10000),
+    OPT("h2-max-header-list", "BYTES", T_UINT, G_HTTP, OFF(h2_max_header_list), "65536",
+        "HTTP/2: largest decoded request header list.", .min = 1024, .max = 1048576),
+    OPT("h2-reset-rate", "N", T_UINT, G_HTTP, OFF(h2_reset_rate), "100",
+        "HTTP/2: stream resets per second a client may cause (burst 10x) before GOAWAY "
+        "(rapid reset).",
+        .min = 1, .max = 1000000),
+    OPT("h2-max-continuations", "N", T_UINT, G_HTTP, OFF(h2_max_continuations), "8",
+        "HTTP/2: CONTINUATION frames per header block (CONTINUATION flood).", .min = 1,
+        .max = 1000),
+    OPT("h2-buffer", "BYTES", T_UINT, G_HTTP, OFF(h2_buffer), "262144",
+        "HTTP/2: write buffer per connection; each fills with whole frames and leaves in "
+        "one send.",
+        .min = 32768, .max = 4194304),
     OPT("dotfiles", "on|off", T_BOOL, G_HTTP, OFF(dotfiles), "off",
         "Serve names starting with '.'; off answers 404."),
 

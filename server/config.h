@@ -52,6 +52,12 @@ struct config {
 	enum config_tristate ktls;       /* --ktls auto|on|off */
 	bool sendfile;                   /* --sendfile on|off */
 	bool h2;                         /* --h2 on|off */
+	bool h2_sendfile;                /* --h2-sendfile on|off (expert, off) */
+	unsigned h2_max_streams;         /* --h2-max-streams N */
+	unsigned h2_max_header_list;     /* --h2-max-header-list BYTES */
+	unsigned h2_reset_rate;          /* --h2-reset-rate N per second */
+	unsigned h2_max_continuations;   /* --h2-max-continuations N */
+	unsigned h2_buffer;              /* --h2-buffer BYTES */
 
 	/* HTTP limits and timeouts */
 	unsigned max_header_bytes;       /* --max-header-size BYTES */

@@ -240,6 +240,50 @@ void conn_response_finish(struct conn *c)
 	drive(c);
 }
 
+int conn_read_plain(struct conn *c)
+{
+	size_t n = 0;
+
+	if (!c->plain) {
+		c->plain_cap = cfg_of(c)->max_header_bytes + 16384;
+		c->plain = malloc(c->plain_cap);
+		if (!c->plain) {
+			conn_abort(c, "out of memory");
+			return -1;
+		}
+	}
+	if (c->plain_start == c->plain_end)
+		c->plain_start = c->plain_end = 0;
+	if (c->plain_end == c->plain_cap)
+		return 0; /* the parser has not consumed: nothing to do */
+	enum tls_status st =
+	    tls_read(c->ssl, c->plain + c->plain_end, c->plain_cap - c->plain_end, &n);
+	if (tls_rekey_needed(c->ssl)) {
+		close_graceful(c);
+		return -1;
+	}
+	if (st == TLS_DONE)
+		c->plain_end += n;
+	if (c->wire.tx_len > 0) {
+		/* OpenSSL answered something (a KeyUpdate, an alert): it goes
+		 * out before we read on. */
+		conn_post_send(c, 0);
+		return -1;
+	}
+	switch (st) {
+	case TLS_DONE:
+		return 1;
+	case TLS_CLOSED:
+		close_graceful(c);
+		return -1;
+	case TLS_FAILED:
+		conn_abort(c, "TLS error");
+		return -1;
+	default:
+		return 0;
+	}
+}
+
 static void read_head(struct conn *c)
 {
 	for (;;) {
@@ -281,43 +325,11 @@ static void read_head(struct conn *c)
 			return;
 		}
 		if (c->ssl) {
-			size_t n = 0;
-			if (!c->plain) {
-				c->plain_cap = cfg_of(c)->max_header_bytes + 16384;
-				c->plain = malloc(c->plain_cap);
-				if (!c->plain) {
-					conn_abort(c, "out of memory");
-					return;
-				}
-			}
-			if (c->plain_start == c->plain_end)
-				c->plain_start = c->plain_end = 0;
-			enum tls_status st = tls_read(c->ssl, c->plain + c->plain_end,
-						      c->plain_cap - c->plain_end, &n);
-			if (tls_rekey_needed(c->ssl)) {
-				close_graceful(c);
-				return;
-			}
-			if (c->wire.tx_len > 0) {
-				/* OpenSSL answered something (a KeyUpdate, an
-				 * alert): it goes out before we read on. */
-				conn_post_send(c, 0);
-				if (st == TLS_DONE)
-					c->plain_end += n;
-				return;
-			}
-			if (st == TLS_DONE) {
-				c->plain_end += n;
+			int rc = conn_read_plain(c);
+			if (rc > 0)
 				continue;
-			}
-			if (st == TLS_CLOSED) {
-				close_graceful(c);
+			if (rc < 0)
 				return;
-			}
-			if (st == TLS_FAILED) {
-				conn_abort(c, "TLS error");
-				return;
-			}
 		}
 		if (c->peer_eof) {
 			conn_abort(c, NULL);

@@ -119,6 +119,10 @@ void conn_abort(struct conn *c, const char *why);
 /* "ktls=.. body=.." for the access log */
 const char *conn_path_name(const struct conn *c);
 
+/* Decrypts received bytes into plain[plain_end..]. 1: new bytes; 0: more
+ * must be received; -1: the conn is closing or waits for a send (return). */
+int conn_read_plain(struct conn *c);
+
 /* For the body senders (body_send.c). */
 bool conn_user_tls(const struct conn *c);          /* OpenSSL encrypts (no kTLS) */
 void conn_post_send(struct conn *c, int msg_flags); /* sends wire.tx from tx_sent */

@@ -546,7 +546,13 @@ START_TEST(test_help)
 	                                           "error-log",
 	                                           "log-level",
 	                                           "pid-file",
-	                                           "check"};
+	                                           "check",
+	                                           "h2-sendfile",
+	                                           "h2-max-streams",
+	                                           "h2-max-header-list",
+	                                           "h2-reset-rate",
+	                                           "h2-max-continuations",
+	                                           "h2-buffer"};
 	struct run r;
 	const char *name, *general, *tls, *http, *logging;
 	size_t i;
