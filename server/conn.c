@@ -11,6 +11,7 @@
 #include "ktls/tls.h"
 #include "server/body_send.h"
 #include "server/h1_conn.h"
+#include "server/h2_conn.h"
 #include "server/log.h"
 #include "server/worker.h"
 
@@ -20,7 +21,6 @@
 #define LINGER_MS 2000
 
 static void drive(struct conn *c);
-static void close_graceful(struct conn *c);
 static void hold(struct conn *c);
 static void release(struct conn *c);
 
@@ -98,6 +98,7 @@ fail:
 
 static void conn_free(struct conn *c)
 {
+	h2_conn_free(c);
 	if (c->ssl)
 		SSL_free(c->ssl);
 	if (c->resp.file_fd >= 0)
@@ -120,6 +121,13 @@ static void maybe_free(struct conn *c)
 {
 	if (c->state == CONN_CLOSING && c->inflight == 0)
 		conn_free(c);
+}
+
+void conn_op_done(struct conn *c)
+{
+	if (c->state != CONN_CLOSING)
+		drive(c);
+	release(c);
 }
 
 /* Every entry point holds the conn like an operation in flight, so that a
@@ -167,7 +175,7 @@ void conn_abort(struct conn *c, const char *why)
 	maybe_free(c);
 }
 
-static void post_recv(struct conn *c)
+void conn_post_recv(struct conn *c)
 {
 	struct tls_wire *wi = &c->wire;
 	if (c->recv_posted)
@@ -230,7 +238,7 @@ void conn_response_finish(struct conn *c)
 	if (c->close_after || c->w->stopping ||
 	    (cfg_of(c)->keepalive_requests && c->requests >= cfg_of(c)->keepalive_requests) ||
 	    (c->ssl && tls_rekey_needed(c->ssl))) {
-		close_graceful(c);
+		conn_close_graceful(c);
 		return;
 	}
 	h1_parser_reset(c->parser);
@@ -259,7 +267,7 @@ int conn_read_plain(struct conn *c)
 	enum tls_status st =
 	    tls_read(c->ssl, c->plain + c->plain_end, c->plain_cap - c->plain_end, &n);
 	if (tls_rekey_needed(c->ssl)) {
-		close_graceful(c);
+		conn_close_graceful(c);
 		return -1;
 	}
 	if (st == TLS_DONE)
@@ -274,7 +282,7 @@ int conn_read_plain(struct conn *c)
 	case TLS_DONE:
 		return 1;
 	case TLS_CLOSED:
-		close_graceful(c);
+		conn_close_graceful(c);
 		return -1;
 	case TLS_FAILED:
 		conn_abort(c, "TLS error");
@@ -335,7 +343,7 @@ static void read_head(struct conn *c)
 			conn_abort(c, NULL);
 			return;
 		}
-		post_recv(c);
+		conn_post_recv(c);
 		return;
 	}
 }
@@ -362,6 +370,15 @@ static void handshake(struct conn *c)
 			c->w->stats.ktls_off++;
 		c->state = CONN_READ_HEAD;
 		set_deadline(c, cfg_of(c)->header_timeout_ms);
+		const char *alpn;
+		unsigned alen;
+		tls_alpn(c->ssl, &alpn, &alen);
+		if (alen == 2 && memcmp(alpn, "h2", 2) == 0) {
+			if (c->wire.tx_len > 0)
+				conn_post_send(c, 0);
+			h2_conn_start(c);
+			return;
+		}
 	}
 	if (c->wire.tx_len > 0) {
 		conn_post_send(c, 0);
@@ -375,12 +392,12 @@ static void handshake(struct conn *c)
 		conn_abort(c, NULL);
 		return;
 	}
-	post_recv(c);
+	conn_post_recv(c);
 }
 
 static void drive(struct conn *c)
 {
-	if (c->send_posted && c->state != CONN_RESPOND)
+	if (c->send_posted && c->state != CONN_RESPOND && c->state != CONN_H2)
 		return; /* OpenSSL waits until what it wrote has left */
 	switch (c->state) {
 	case CONN_HANDSHAKE:
@@ -391,6 +408,9 @@ static void drive(struct conn *c)
 		break;
 	case CONN_RESPOND:
 		body_send_pump(c);
+		break;
+	case CONN_H2:
+		h2_drive(c);
 		break;
 	case CONN_LINGER:
 		if (c->wire.tx_len > 0) {
@@ -405,7 +425,7 @@ static void drive(struct conn *c)
 				return;
 			}
 			c->wire.rx_start = c->wire.rx_end = 0;
-			post_recv(c);
+			conn_post_recv(c);
 		}
 		break;
 	case CONN_CLOSING:
@@ -414,7 +434,7 @@ static void drive(struct conn *c)
 	}
 }
 
-static void close_graceful(struct conn *c)
+void conn_close_graceful(struct conn *c)
 {
 	if (c->state == CONN_CLOSING || c->state == CONN_LINGER)
 		return;
@@ -428,10 +448,12 @@ static void close_graceful(struct conn *c)
 void conn_shutdown(struct conn *c)
 {
 	hold(c);
-	if (c->state == CONN_HANDSHAKE ||
+	if (c->state == CONN_H2) {
+		h2_shutdown(c);
+	} else if (c->state == CONN_HANDSHAKE ||
 	    (c->state == CONN_READ_HEAD && !c->head_started)) {
 		if (c->state == CONN_READ_HEAD)
-			close_graceful(c);
+			conn_close_graceful(c);
 		else
 			conn_abort(c, "shutting down");
 	} else {
@@ -454,7 +476,7 @@ void conn_check_deadline(struct conn *c, uint64_t now_ms)
 		if (c->head_started)
 			conn_abort(c, "request header timeout");
 		else
-			close_graceful(c);
+			conn_close_graceful(c);
 		break;
 	case CONN_RESPOND:
 		conn_abort(c, "send timeout");
@@ -478,7 +500,7 @@ void conn_complete(struct conn *c, enum conn_op op, int res, uint32_t cqe_flags)
 			c->wire.rx_end += (size_t)res;
 			if (c->state == CONN_LINGER) {
 				c->wire.rx_start = c->wire.rx_end = 0;
-				post_recv(c);
+				conn_post_recv(c);
 				break;
 			}
 		} else if (res == 0 || res == -ECONNRESET) {

@@ -29,6 +29,7 @@ enum conn_state {
 	CONN_HANDSHAKE,
 	CONN_READ_HEAD,
 	CONN_RESPOND,
+	CONN_H2,      /* an HTTP/2 session runs the connection */
 	CONN_LINGER,  /* answered, our side shut: drain the peer briefly, then close */
 	CONN_CLOSING, /* waiting for operations in flight to end */
 };
@@ -41,6 +42,7 @@ enum conn_op {
 	CONN_OP_SPLICE_IN = 4,
 	CONN_OP_SPLICE_OUT = 5,
 	CONN_OP_POLL_OUT = 6, /* socket full under a splice: wait for room */
+	CONN_OP_H2_READ = 7,  /* owner: struct h2_stream */
 };
 
 enum body_path { BODY_PATH_NONE, BODY_PATH_COPY, BODY_PATH_SPLICE };
@@ -82,6 +84,7 @@ struct conn {
 
 	struct h1_parser *parser;
 	struct response resp;
+	struct h2_session *h2;
 
 	int pipe[2];                 /* for splice, created on first use */
 	size_t pipe_size;
@@ -122,6 +125,12 @@ const char *conn_path_name(const struct conn *c);
 /* Decrypts received bytes into plain[plain_end..]. 1: new bytes; 0: more
  * must be received; -1: the conn is closing or waits for a send (return). */
 int conn_read_plain(struct conn *c);
+
+/* For HTTP/2: an operation of c completed elsewhere (its inflight count was
+ * taken when posted): drive the conn, free it if it closed. */
+void conn_op_done(struct conn *c);
+void conn_post_recv(struct conn *c);
+void conn_close_graceful(struct conn *c);
 
 /* For the body senders (body_send.c). */
 bool conn_user_tls(const struct conn *c);          /* OpenSSL encrypts (no kTLS) */

@@ -33,7 +33,7 @@ static void fill_tls_settings(struct server *srv)
 	t->session_cache = cfg->tls_session_cache;
 	t->ticket_rotate_s = cfg->tls_ticket_rotate_s;
 	t->ktls = srv->use_ktls;
-	t->h2 = false; /* HTTP/2 is not served yet: never offer it */
+	t->h2 = cfg->h2;
 }
 
 /* Decides the kernel TLS policy; a refusal is a one-line reason. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "server/conn.h"
+#include "server/h2_conn.h"
 
 #define RING_ENTRIES 1024
 #define TICK_MS 250
@@ -210,6 +211,9 @@ static void dispatch(struct worker *w, struct io_uring_cqe *cqe)
 	case CONN_OP_SPLICE_OUT:
 	case CONN_OP_POLL_OUT:
 		conn_complete(owner, kind, cqe->res, cqe->flags);
+		break;
+	case CONN_OP_H2_READ:
+		h2_read_complete(owner, cqe->res);
 		break;
 	case WORKER_OP_ACCEPT:
 		on_accept(owner, cqe->res, cqe->flags);

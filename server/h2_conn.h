@@ -1,0 +1,35 @@
+/* HTTP/2 on a connection, with nghttp2.
+ *
+ * Writes are batches: nghttp2 packs frames into one large buffer (64 KiB to
+ * a few MiB, --h2-buffer), DATA payloads are not copied through nghttp2
+ * (NGHTTP2_DATA_FLAG_NO_COPY): the frame header goes in, the payload's
+ * place is left as a hole, and after the batch one ring readv per stream
+ * fills the holes straight from the file. The whole buffer then leaves in
+ * one send (with kTLS the kernel cuts it into full records; without, OpenSSL
+ * seals it into full records). No frame header is ever sent on its own.
+ * This is what nginx's kTLS + sendfile gets wrong for HTTP/2: a sendfile
+ * per DATA frame, and a tiny record per frame header. */
+#ifndef KTLSD_SERVER_H2_CONN_H
+#define KTLSD_SERVER_H2_CONN_H
+
+#include <stdint.h>
+
+struct conn;
+struct h2_stream;
+
+/* ALPN chose h2: set the session up and start. */
+void h2_conn_start(struct conn *c);
+
+/* Moves the session on after any event of its conn. */
+void h2_drive(struct conn *c);
+
+/* A stream's file readv completed (ring kind CONN_OP_H2_READ). */
+void h2_read_complete(struct h2_stream *s, int res);
+
+/* Graceful stop: GOAWAY, let open streams finish. */
+void h2_shutdown(struct conn *c);
+
+/* Frees the session and its streams (no operation in flight). */
+void h2_conn_free(struct conn *c);
+
+#endif
