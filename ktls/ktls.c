@@ -40,7 +40,7 @@ int ktls_flush_wire(struct tls_wire *w)
 	int rc = 0;
 
 	while (off < w->tx_len) {
-		ssize_t n = send(w->fd, w->tx + off, w->tx_len - off, MSG_NOSIGNAL);
+		ssize_t n = send(w->fd, w->tx + off, w->tx_len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n > 0) {
 			off += (size_t)n;
 			continue;
@@ -90,6 +90,14 @@ void ktls_set_ctrl_record_type(struct tls_wire *w, int type)
 int ktls_send_ctrl_record(struct tls_wire *w, const char *buf, int len)
 {
 	unsigned char type = (unsigned char)(w->ctrl_record_type ? w->ctrl_record_type : 23);
+
+	/* After a client KeyUpdate, OpenSSL 3.0 answers with its own and moves
+	 * to new write keys, but the kernel keeps the old ones and cannot be
+	 * re-keyed. Sending that KeyUpdate would make the client expect new
+	 * keys and reject everything after it; holding it back keeps the old
+	 * keys valid for both sides until we close (with close_notify). */
+	if (w->key_update_seen && type == 22)
+		return len;
 	char cbuf[CMSG_SPACE(sizeof(type))];
 	struct iovec iov = {.iov_base = (void *)buf, .iov_len = (size_t)len};
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
@@ -103,8 +111,11 @@ int ktls_send_ctrl_record(struct tls_wire *w, const char *buf, int len)
 	c->cmsg_len = CMSG_LEN(sizeof(type));
 	memcpy(CMSG_DATA(c), &type, sizeof(type));
 
-	for (int tries = 0; tries < 100; tries++) {
-		ssize_t n = sendmsg(w->fd, &msg, MSG_NOSIGNAL);
+	/* Rare and small (a session ticket after the handshake, an alert,
+	 * close_notify), and only with no ring send in flight, so the socket
+	 * has room; a peer that reads nothing costs at most a short wait. */
+	for (int tries = 0; tries < 10; tries++) {
+		ssize_t n = sendmsg(w->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n >= 0)
 			return (int)n;
 		if (errno == EINTR)
@@ -112,7 +123,7 @@ int ktls_send_ctrl_record(struct tls_wire *w, const char *buf, int len)
 		if (errno != EAGAIN)
 			return -errno;
 		struct pollfd pfd = {.fd = w->fd, .events = POLLOUT};
-		if (poll(&pfd, 1, 20) < 0)
+		if (poll(&pfd, 1, 10) < 0)
 			return -errno;
 	}
 	return -EAGAIN;

@@ -413,6 +413,10 @@ static void drive(struct conn *c)
 		h2_drive(c);
 		break;
 	case CONN_LINGER:
+		if (c->notify_pending && !c->send_posted) {
+			c->notify_pending = false;
+			tls_shutdown(c->ssl);
+		}
 		if (c->wire.tx_len > 0) {
 			conn_post_send(c, 0); /* close_notify, or the alert of a failed handshake */
 		} else if (!c->send_posted) {
@@ -440,8 +444,8 @@ void conn_close_graceful(struct conn *c)
 		return;
 	c->state = CONN_LINGER;
 	set_deadline(c, LINGER_MS);
-	if (c->ssl && SSL_is_init_finished(c->ssl) && !c->send_posted)
-		tls_shutdown(c->ssl);
+	/* close_notify goes after everything already on its way. */
+	c->notify_pending = c->ssl && SSL_is_init_finished(c->ssl);
 	drive(c);
 }
 

@@ -94,6 +94,7 @@ struct conn {
 	bool recv_posted, send_posted, read_posted, splice_posted;
 	bool peer_eof;
 	bool close_after;            /* close once the current response is out */
+	bool notify_pending;         /* close_notify to queue once sends are done */
 	bool head_started;           /* bytes of the next request head have arrived */
 	unsigned requests;
 	uint64_t deadline_ms;
