@@ -13,6 +13,7 @@
 #include <openssl/rand.h>
 
 struct tls_server {
+	unsigned refs;                   /* the worker's, and one per connection */
 	SSL_CTX *ctx;
 	bool h2;
 	unsigned ticket_rotate_s;
@@ -153,6 +154,7 @@ int tls_server_new(struct tls_server **out, const struct tls_settings *s, char *
 
 	if (!srv)
 		return -ENOMEM;
+	srv->refs = 1;
 	srv->h2 = s->h2;
 	srv->ticket_rotate_s = s->ticket_rotate_s ? s->ticket_rotate_s : 3600;
 	memcpy(srv->ticket_master, s->ticket_master, sizeof(srv->ticket_master));
@@ -214,13 +216,13 @@ int tls_server_new(struct tls_server **out, const struct tls_settings *s, char *
 	*out = srv;
 	return 0;
 fail:
-	tls_server_free(srv);
+	tls_server_put(srv);
 	return -EINVAL;
 }
 
-void tls_server_free(struct tls_server *srv)
+void tls_server_put(struct tls_server *srv)
 {
-	if (!srv)
+	if (!srv || --srv->refs > 0)
 		return;
 	SSL_CTX_free(srv->ctx);
 	OPENSSL_cleanse(srv->ticket_master, sizeof(srv->ticket_master));
@@ -253,6 +255,7 @@ SSL *tls_conn_new(struct tls_server *srv, struct tls_wire *w)
 	SSL_set_accept_state(ssl);
 	SSL_set_msg_callback(ssl, msg_cb);
 	SSL_set_msg_callback_arg(ssl, w);
+	srv->refs++;
 	return ssl;
 }
 

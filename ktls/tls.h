@@ -41,10 +41,16 @@ struct tls_settings {
 
 struct tls_server;
 
-/* Builds a worker's context. On failure, a one-line reason in err. */
+/* Builds a worker's context, holding one reference. On failure, a one-line
+ * reason in err. */
 int tls_server_new(struct tls_server **out, const struct tls_settings *s, char *err,
 		   size_t errlen);
-void tls_server_free(struct tls_server *srv);
+
+/* Each connection holds a reference (taken by tls_conn_new, dropped with
+ * tls_server_put after SSL_free), so a reload can replace the worker's
+ * context while connections made with the old one finish. Worker-local:
+ * no atomics. */
+void tls_server_put(struct tls_server *srv);
 
 enum tls_status {
 	TLS_DONE = 0,        /* handshake complete / bytes transferred */

@@ -170,6 +170,8 @@ static const struct opt options[] = {
     OPT("log-level", "error|warn|info|debug", T_ENUM, G_LOG, OFF(log_level), "info",
         "Least severe message to log."),
     OPT("pid-file", "FILE", T_STRING, G_LOG, OFF(pid_file), NULL, "Write the process id to FILE."),
+    OPT("user", "USER", T_STRING, G_GENERAL, OFF(user), NULL,
+        "After binding the listeners and reading the keys, run as USER (drops root)."),
 };
 
 /* Where a value came from, for error messages and list replacement. */

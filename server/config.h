@@ -77,6 +77,7 @@ struct config {
 	char *error_log;                 /* --error-log FILE|stderr (default stderr); NULL = stderr */
 	int log_level;                   /* --log-level error|warn|info|debug: enum config_log_level */
 	char *pid_file;                  /* --pid-file FILE; NULL = none */
+	char *user;                      /* --user USER: drop root after binding; NULL = stay */
 };
 
 enum config_result {

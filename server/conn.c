@@ -75,6 +75,7 @@ int conn_new(struct worker *w, int fd, bool tls, const struct sockaddr *peer, so
 		c->ssl = tls_conn_new(w->tls, &c->wire);
 		if (!c->ssl)
 			goto fail;
+		c->tls_srv = w->tls;
 		c->state = CONN_HANDSHAKE;
 		set_deadline(c, cfg->handshake_timeout_ms);
 	} else {
@@ -99,8 +100,10 @@ fail:
 static void conn_free(struct conn *c)
 {
 	h2_conn_free(c);
-	if (c->ssl)
+	if (c->ssl) {
 		SSL_free(c->ssl);
+		tls_server_put(c->tls_srv);
+	}
 	if (c->resp.file_fd >= 0)
 		close(c->resp.file_fd);
 	if (c->pipe[0] >= 0) {

@@ -68,6 +68,7 @@ struct conn {
 	enum conn_state state;
 	bool tls;                    /* accepted on a TLS listener */
 	SSL *ssl;
+	struct tls_server *tls_srv;  /* the context ssl was made from (a reference) */
 	struct tls_wire wire;        /* rx: received bytes; tx: bytes to send */
 	size_t rx_cap;
 	size_t tx_sent;              /* of wire.tx, already accepted by the socket */

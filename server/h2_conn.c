@@ -168,7 +168,10 @@ static ssize_t read_cb(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len
 
 	*flags |= NGHTTP2_DATA_FLAG_NO_COPY;
 	if (page_left(s) == 0 && !s->body.done) {
-		switch (body_next(&s->body, s->lit, sizeof(s->lit), &n, &off)) {
+		/* Framing never exceeds s->lit; file bytes are limited by the
+		 * frame, not by s->lit, so room is the larger of the two. */
+		size_t room = length > sizeof(s->lit) ? length : sizeof(s->lit);
+		switch (body_next(&s->body, s->lit, room, &n, &off)) {
 		case BODY_LITERAL:
 			s->page = s->lit;
 			s->page_len = n;

@@ -1,7 +1,9 @@
 /* Process start: configuration, the shared read-only server state, one
- * worker per core, and signals. */
+ * worker per core, signals and reloads. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +62,111 @@ static int choose_ktls(struct server *srv)
 	return 0;
 }
 
+/* The read-only state workers share, from a loaded configuration. The
+ * ticket master secret is carried over on reload so tickets stay valid. */
+static int server_build(struct server *srv, const struct config *cfg, const uint8_t *ticket_master)
+{
+	memset(srv, 0, sizeof(*srv));
+	srv->cfg = cfg;
+	srv->root_fd = -1;
+	if (cfg->nlisten > 0 && cfg->ncerts == 0) {
+		log_msg(LOG_ERROR, "--cert/--key: a TLS listener needs at least one certificate");
+		return -EINVAL;
+	}
+	srv->root_fd = open(cfg->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (srv->root_fd < 0) {
+		log_msg(LOG_ERROR, "--root %s: %s", cfg->root, strerror(errno));
+		return -errno;
+	}
+	if (mime_table_load(&srv->mime, NULL) < 0) {
+		log_msg(LOG_ERROR, "out of memory loading MIME types");
+		return -ENOMEM;
+	}
+	if (choose_ktls(srv) < 0)
+		return -ENOTSUP;
+	fill_tls_settings(srv);
+	if (ticket_master) {
+		memcpy(srv->tls.ticket_master, ticket_master, TLS_TICKET_MASTER_LEN);
+	} else if (RAND_bytes(srv->tls.ticket_master, TLS_TICKET_MASTER_LEN) != 1) {
+		log_msg(LOG_ERROR, "no randomness for session ticket keys");
+		return -EIO;
+	}
+	return 0;
+}
+
+static void server_release(struct server *srv)
+{
+	if (srv->root_fd >= 0)
+		close(srv->root_fd);
+	mime_table_free(srv->mime);
+	srv->mime = NULL;
+	srv->root_fd = -1;
+}
+
+/* A snapshot made by SIGHUP; kept until exit because connections of any
+ * age may still point at it. Reloads are rare; each costs a few KiB. */
+struct snapshot {
+	struct snapshot *older;
+	struct config cfg;
+	struct server srv;
+};
+
+static struct snapshot *reload(int argc, char **argv, const struct server *cur,
+			       struct worker *workers, unsigned n)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+	struct tls_server *probe = NULL;
+	char err[512];
+
+	if (!s)
+		return NULL;
+	if (config_load(&s->cfg, argc, argv, stdout, stderr) != CONFIG_RUN) {
+		log_msg(LOG_ERROR, "SIGHUP: the configuration does not load; keeping the running one");
+		goto fail;
+	}
+	if (server_build(&s->srv, &s->cfg, cur->tls.ticket_master) < 0)
+		goto fail;
+	/* Try the TLS context here first, so a bad certificate is one error
+	 * line, not one per worker. */
+	if (s->cfg.nlisten > 0 && tls_server_new(&probe, &s->srv.tls, err, sizeof(err)) < 0) {
+		log_msg(LOG_ERROR, "SIGHUP: %s; keeping the running configuration", err);
+		goto fail;
+	}
+	tls_server_put(probe);
+	if (s->cfg.nlisten != cur->cfg->nlisten || s->cfg.nlisten_plain != cur->cfg->nlisten_plain)
+		log_msg(LOG_WARN, "SIGHUP: listeners cannot change without a restart; kept as they were");
+	for (unsigned i = 0; i < n; i++)
+		worker_request_reload(&workers[i], &s->srv);
+	log_msg(LOG_INFO, "SIGHUP: configuration and certificates reloaded");
+	return s;
+fail:
+	server_release(&s->srv);
+	config_free(&s->cfg);
+	free(s);
+	return NULL;
+}
+
+/* --user: after the listening sockets are bound (ports below 1024 need
+ * root), run as USER. */
+static int drop_privileges(const char *user)
+{
+	struct passwd *pw = getpwnam(user);
+	if (!pw) {
+		log_msg(LOG_ERROR, "--user %s: no such user", user);
+		return -ENOENT;
+	}
+	if (initgroups(pw->pw_name, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 ||
+	    setuid(pw->pw_uid) < 0) {
+		log_msg(LOG_ERROR, "--user %s: %s", user, strerror(errno));
+		return -errno;
+	}
+	if (setuid(0) == 0) { /* must be impossible now */
+		log_msg(LOG_ERROR, "--user %s: could regain root; refusing to run", user);
+		return -EPERM;
+	}
+	return 0;
+}
+
 static int write_pid_file(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -73,6 +180,8 @@ int main(int argc, char **argv)
 {
 	struct config cfg;
 	struct server srv;
+	struct snapshot *snapshots = NULL;
+	const struct server *current = &srv;
 	struct worker *workers;
 	sigset_t sigs;
 	int sig, rc;
@@ -97,29 +206,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ktlsd: --error-log %s: %s\n", cfg.error_log, strerror(errno));
 		return 2;
 	}
-	if (cfg.nlisten > 0 && cfg.ncerts == 0) {
-		fprintf(stderr, "ktlsd: --cert/--key: a TLS listener needs at least one certificate\n");
+	rc = server_build(&srv, &cfg, NULL);
+	if (rc == -EINVAL || (rc < 0 && srv.root_fd < 0))
 		return 2;
-	}
-
-	memset(&srv, 0, sizeof(srv));
-	srv.cfg = &cfg;
-	srv.root_fd = open(cfg.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (srv.root_fd < 0) {
-		fprintf(stderr, "ktlsd: --root %s: %s\n", cfg.root, strerror(errno));
-		return 2;
-	}
-	if (mime_table_load(&srv.mime, NULL) < 0) {
-		log_msg(LOG_ERROR, "out of memory loading MIME types");
+	if (rc < 0)
 		return 1;
-	}
-	if (choose_ktls(&srv) < 0)
-		return 1;
-	fill_tls_settings(&srv);
-	if (RAND_bytes(srv.tls.ticket_master, sizeof(srv.tls.ticket_master)) != 1) {
-		log_msg(LOG_ERROR, "no randomness for session ticket keys");
-		return 1;
-	}
 
 	/* Signals are taken by this thread alone, with sigwait; the workers
 	 * never see them. A closed client must not kill us with SIGPIPE. */
@@ -136,15 +227,20 @@ int main(int argc, char **argv)
 		long online = sysconf(_SC_NPROCESSORS_ONLN);
 		n = online > 0 ? (unsigned)online : 1;
 	}
-	workers = aligned_alloc(64, ((sizeof(*workers) + 63) / 64 * 64) * n);
+	size_t wsize = (sizeof(*workers) + 63) / 64 * 64;
+	workers = aligned_alloc(64, wsize * n);
 	if (!workers)
 		return 1;
-	memset(workers, 0, sizeof(*workers) * n);
+	memset(workers, 0, wsize * n);
 	for (unsigned i = 0; i < n; i++) {
 		rc = worker_prepare(&workers[i], i, &srv);
 		if (rc < 0)
 			return 1;
 	}
+	if (cfg.pid_file && write_pid_file(cfg.pid_file) < 0)
+		log_msg(LOG_WARN, "pid-file %s: %s", cfg.pid_file, strerror(errno));
+	if (cfg.user && drop_privileges(cfg.user) < 0)
+		return 1;
 	for (unsigned i = 0; i < n; i++) {
 		rc = worker_start(&workers[i]);
 		if (rc < 0) {
@@ -158,8 +254,6 @@ int main(int argc, char **argv)
 		log_msg(LOG_INFO, "ktlsd %s serving %s with %u workers; kTLS %s; %s", PACKAGE_VERSION,
 			cfg.root, n, srv.use_ktls ? "on" : "off", feats);
 	}
-	if (cfg.pid_file && write_pid_file(cfg.pid_file) < 0)
-		log_msg(LOG_WARN, "pid-file %s: %s", cfg.pid_file, strerror(errno));
 
 	for (;;) {
 		if (sigwait(&sigs, &sig) != 0)
@@ -170,10 +264,15 @@ int main(int argc, char **argv)
 		}
 		if (sig == SIGTERM)
 			break;
-		log_msg(LOG_INFO, "SIGHUP: reload is not supported yet; ignored");
+		struct snapshot *s = reload(argc, argv, current, workers, n);
+		if (s) {
+			s->older = snapshots;
+			snapshots = s;
+			current = &s->srv;
+		}
 	}
 	log_msg(LOG_INFO, "SIGTERM: finishing responses in flight (grace %u ms)",
-		cfg.shutdown_grace_ms);
+		current->cfg->shutdown_grace_ms);
 	for (unsigned i = 0; i < n; i++)
 		worker_request_stop(&workers[i]);
 	for (unsigned i = 0; i < n; i++)
@@ -181,8 +280,14 @@ int main(int argc, char **argv)
 	if (cfg.pid_file)
 		unlink(cfg.pid_file);
 	free(workers);
-	mime_table_free(srv.mime);
-	close(srv.root_fd);
+	while (snapshots) {
+		struct snapshot *s = snapshots;
+		snapshots = s->older;
+		server_release(&s->srv);
+		config_free(&s->cfg);
+		free(s);
+	}
+	server_release(&srv);
 	config_free(&cfg);
 	return 0;
 }

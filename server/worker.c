@@ -184,6 +184,32 @@ static void begin_stop(struct worker *w)
 	}
 }
 
+static void apply_reload(struct worker *w, const struct server *next)
+{
+	struct tls_server *tls = NULL;
+	char err[512];
+
+	if (next->cfg->nlisten > 0 && tls_server_new(&tls, &next->tls, err, sizeof(err)) < 0) {
+		log_msg(LOG_ERROR, "worker %u: reload: %s; keeping the running configuration",
+			w->id, err);
+		return;
+	}
+	tls_server_put(w->tls);
+	w->tls = tls;
+	w->srv = next;
+}
+
+static void on_wake(struct worker *w)
+{
+	const struct server *next = atomic_exchange(&w->next_srv, NULL);
+	if (next)
+		apply_reload(w, next);
+	if (atomic_load(&w->stop_requested))
+		begin_stop(w);
+	else
+		arm_wake(w);
+}
+
 static void on_tick(struct worker *w)
 {
 	for (struct conn *c = w->conns, *next; c; c = next) {
@@ -229,7 +255,7 @@ static void dispatch(struct worker *w, struct io_uring_cqe *cqe)
 		on_tick(w);
 		break;
 	case WORKER_OP_WAKE:
-		begin_stop(w);
+		on_wake(w);
 		break;
 	default:
 		break;
@@ -309,8 +335,22 @@ int worker_start(struct worker *w)
 	return 0;
 }
 
+static void wake(struct worker *w)
+{
+	uint64_t one = 1;
+	ssize_t n = write(w->wake_fd, &one, sizeof(one));
+	(void)n;
+}
+
+void worker_request_reload(struct worker *w, const struct server *next)
+{
+	atomic_store(&w->next_srv, next);
+	wake(w);
+}
+
 void worker_request_stop(struct worker *w)
 {
+	atomic_store(&w->stop_requested, true);
 	uint64_t one = 1;
 	ssize_t n = write(w->wake_fd, &one, sizeof(one));
 	(void)n;
@@ -325,7 +365,7 @@ void worker_join(struct worker *w)
 	if (w->wake_fd >= 0)
 		close(w->wake_fd);
 	access_log_close(&w->alog);
-	tls_server_free(w->tls);
+	tls_server_put(w->tls);
 	sem_destroy(&w->ready);
 }
 

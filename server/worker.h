@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -69,8 +70,10 @@ struct worker {
 	struct tls_server *tls;
 	struct listener listeners[WORKER_MAX_LISTENERS];
 	size_t nlisteners;
-	int wake_fd;                 /* eventfd: main thread asks for shutdown */
+	int wake_fd;                 /* eventfd: the main thread has news */
 	uint64_t wake_value;
+	_Atomic(const struct server *) next_srv; /* SIGHUP: the configuration to switch to */
+	atomic_bool stop_requested;  /* SIGTERM */
 	struct __kernel_timespec tick;
 	struct conn *conns;          /* list head */
 	unsigned nconns;
@@ -96,6 +99,12 @@ int worker_start(struct worker *w);
 
 /* Asks the worker to stop accepting and finish (from the main thread). */
 void worker_request_stop(struct worker *w);
+
+/* Hands the worker a new configuration (from the main thread, SIGHUP): it
+ * builds its own TLS context from it and uses both for new connections;
+ * connections in flight finish with what they started with. next must stay
+ * alive until the worker is joined. */
+void worker_request_reload(struct worker *w, const struct server *next);
 
 void worker_join(struct worker *w);
 

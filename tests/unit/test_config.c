@@ -552,7 +552,8 @@ START_TEST(test_help)
 	                                           "h2-max-header-list",
 	                                           "h2-reset-rate",
 	                                           "h2-max-continuations",
-	                                           "h2-buffer"};
+	                                           "h2-buffer",
+	                                           "user"};
 	struct run r;
 	const char *name, *general, *tls, *http, *logging;
 	size_t i;
