@@ -75,7 +75,7 @@ void conn_out_commit(struct conn *c, size_t n)
 		*len += n;
 }
 
-static int open_pipe(struct conn *c)
+int body_send_open_pipe(struct conn *c)
 {
 	if (c->pipe[0] >= 0)
 		return 0;
@@ -97,7 +97,8 @@ void body_send_start(struct conn *c, int fd)
 
 	r->file_fd = fd;
 	r->path = BODY_PATH_COPY;
-	if (srv->cfg->sendfile && c->w->feat.splice && !conn_user_tls(c) && open_pipe(c) == 0)
+	if (srv->cfg->sendfile && c->w->feat.splice && !conn_user_tls(c) &&
+	    body_send_open_pipe(c) == 0)
 		r->path = BODY_PATH_SPLICE;
 	if (r->path == BODY_PATH_SPLICE)
 		c->w->stats.body_splice++;
@@ -116,12 +117,13 @@ static void post_read(struct conn *c, char *dst, size_t len, uint64_t off)
 	c->w->stats.read_ops++;
 }
 
-static void post_splice(struct conn *c, int op, size_t len, uint64_t off, unsigned flags)
+void body_send_post_splice(struct conn *c, int op, int file_fd, size_t len, uint64_t off,
+			   unsigned flags)
 {
 	struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
 	if (op == CONN_OP_SPLICE_IN)
-		io_uring_prep_splice(sqe, c->resp.file_fd, (int64_t)off, c->pipe[1], -1,
-				     (unsigned)len, flags);
+		io_uring_prep_splice(sqe, file_fd, (int64_t)off, c->pipe[1], -1, (unsigned)len,
+				     flags);
 	else
 		io_uring_prep_splice(sqe, c->pipe[0], -1, c->fd, -1, (unsigned)len, flags);
 	io_uring_sqe_set_data64(sqe, ring_tag(c, (unsigned)op));
@@ -194,7 +196,7 @@ static void pump_splice(struct conn *c)
 	if (c->send_posted || c->splice_posted)
 		return;
 	if (c->splice_len > 0) {
-		post_splice(c, CONN_OP_SPLICE_OUT, c->splice_len, 0,
+		body_send_post_splice(c, CONN_OP_SPLICE_OUT, -1, c->splice_len, 0,
 			    r->body.remaining > 0 ? SPLICE_F_MORE : 0);
 		return;
 	}
@@ -217,8 +219,8 @@ static void pump_splice(struct conn *c)
 				return;
 			}
 			uint64_t want = r->body.end - r->body.off;
-			post_splice(c, CONN_OP_SPLICE_IN, want < c->pipe_size ? want : c->pipe_size,
-				    off, 0);
+			body_send_post_splice(c, CONN_OP_SPLICE_IN, r->file_fd,
+					      want < c->pipe_size ? want : c->pipe_size, off, 0);
 			return;
 		}
 		break;
@@ -280,7 +282,7 @@ void body_send_read_done(struct conn *c, int res)
  * waiting (io_uring runs splice on an io-wq thread and does not poll for
  * it): wait for room with a poll, then splice again. Blocking sockets would
  * park an io-wq thread per slow client instead. */
-static void post_poll_out(struct conn *c)
+void body_send_post_poll_out(struct conn *c)
 {
 	struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
 	io_uring_prep_poll_add(sqe, c->fd, POLLOUT);
@@ -292,7 +294,7 @@ static void post_poll_out(struct conn *c)
 void body_send_splice_done(struct conn *c, int op, int res)
 {
 	if (op == CONN_OP_SPLICE_OUT && res == -EAGAIN) {
-		post_poll_out(c);
+		body_send_post_poll_out(c);
 		return;
 	}
 	if (op == CONN_OP_POLL_OUT) {

@@ -10,6 +10,7 @@
 #define KTLSD_SERVER_BODY_SEND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct conn;
 
@@ -26,6 +27,12 @@ void body_send_start(struct conn *c, int fd);
 void body_send_pump(struct conn *c);
 
 void body_send_read_done(struct conn *c, int res);
+
+/* The splice plumbing, shared with HTTP/2's --h2-sendfile mode. */
+int body_send_open_pipe(struct conn *c);
+void body_send_post_splice(struct conn *c, int op, int file_fd, size_t len, uint64_t off,
+			   unsigned flags);
+void body_send_post_poll_out(struct conn *c);
 void body_send_splice_done(struct conn *c, int op, int res);
 
 #endif

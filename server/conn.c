@@ -555,7 +555,9 @@ void conn_complete(struct conn *c, enum conn_op op, int res, uint32_t cqe_flags)
 	case CONN_OP_SPLICE_OUT:
 	case CONN_OP_POLL_OUT:
 		c->splice_posted = false;
-		if (c->state != CONN_CLOSING)
+		if (c->state == CONN_H2)
+			h2_splice_done(c, op, res);
+		else if (c->state != CONN_CLOSING)
 			body_send_splice_done(c, op, res);
 		break;
 	default:

@@ -13,6 +13,7 @@
 #include "proto/httpdate.h"
 #include "proto/status.h"
 #include "server/body.h"
+#include "server/body_send.h"
 #include "server/conn.h"
 #include "server/log.h"
 #include "server/resolve.h"
@@ -85,6 +86,14 @@ struct h2_session {
 	bool cut;                        /* a file came short: send out[0, cut_at), then close */
 	size_t cut_at;
 	bool stopping;
+
+	/* --h2-sendfile (expert, kTLS only): each DATA frame leaves as its
+	 * header alone, then its payload spliced, as nginx does with sendfile,
+	 * so the cost of that pattern can be measured. */
+	bool sendfile;
+	struct h2_stream *sf;            /* the frame whose payload goes next */
+	uint64_t sf_off;
+	size_t sf_len;                   /* payload not yet in the pipe */
 };
 
 static bool kernel_encrypts(const struct conn *c)
@@ -206,6 +215,17 @@ static int send_data_cb(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t
 		return NGHTTP2_ERR_WOULDBLOCK; /* next batch; nghttp2 calls again */
 	if (s->pend == PEND_FILE && s->niov == MAX_IOV)
 		return NGHTTP2_ERR_WOULDBLOCK;
+	if (hs->sendfile && s->pend == PEND_FILE) {
+		memcpy(hs->out + at, framehd, FRAME_HEADER);
+		hs->out_len += FRAME_HEADER;
+		hs->sf = s;
+		hs->sf_off = s->body.off;
+		hs->sf_len = length;
+		body_advance(&s->body, length);
+		s->bytes_out += FRAME_HEADER + length;
+		s->pend = PEND_NONE;
+		return NGHTTP2_ERR_PAUSE; /* send the header, then splice */
+	}
 	memcpy(hs->out + at, framehd, FRAME_HEADER);
 	hs->out_len += FRAME_HEADER;
 	if (s->pend == PEND_LITERAL) {
@@ -523,7 +543,7 @@ static int stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t error, void
 	log_stream(hs, s, error);
 	nghttp2_session_set_stream_user_data(ng, id, NULL);
 	s->closed = true;
-	if (!s->read_posted && s->niov == 0)
+	if (!s->read_posted && s->niov == 0 && hs->sf != s)
 		stream_free(s);
 	/* else: its holes are in the batch; freed when the readv completes */
 	return 0;
@@ -581,6 +601,8 @@ out:
 	}
 	c->h2 = hs;
 	c->state = CONN_H2;
+	hs->sendfile = cfg->h2_sendfile && kernel_encrypts(c) && c->w->feat.splice &&
+		       body_send_open_pipe(c) == 0;
 	c->deadline_ms = c->w->now_ms + cfg->idle_timeout_ms;
 	h2_drive(c);
 }
@@ -613,6 +635,72 @@ static bool take_input(struct conn *c)
 	}
 }
 
+/* The --h2-sendfile pipeline: frames up to a DATA frame's header, that
+ * header in a send of its own, the payload by splice, and again. */
+static void output_sendfile(struct conn *c)
+{
+	struct h2_session *hs = c->h2;
+
+	for (;;) {
+		if (c->send_posted || c->splice_posted)
+			return;
+		if (c->wire.tx_len > 0) {
+			conn_post_send(c, 0);
+			return;
+		}
+		if (c->splice_len > 0) {
+			body_send_post_splice(c, CONN_OP_SPLICE_OUT, -1, c->splice_len, 0, 0);
+			return;
+		}
+		if (hs->sf && hs->sf_len > 0) {
+			size_t n = hs->sf_len < c->pipe_size ? hs->sf_len : c->pipe_size;
+			body_send_post_splice(c, CONN_OP_SPLICE_IN, hs->sf->file_fd, n, hs->sf_off,
+					      0);
+			return;
+		}
+		if (hs->sf) {
+			struct h2_stream *s = hs->sf;
+			hs->sf = NULL;
+			if (s->closed)
+				stream_free(s);
+		}
+		if (!batch_open(hs))
+			return;
+		int rv = nghttp2_session_send(hs->ng);
+		batch_close(hs);
+		if (rv != 0) {
+			conn_abort(c, "HTTP/2 send failed");
+			return;
+		}
+		if (c->wire.tx_len == 0 && !hs->sf)
+			return;
+	}
+}
+
+void h2_splice_done(struct conn *c, int op, int res)
+{
+	struct h2_session *hs = c->h2;
+
+	if (op == CONN_OP_SPLICE_OUT && res == -EAGAIN) {
+		body_send_post_poll_out(c);
+		return;
+	}
+	if (res < 0 || (op == CONN_OP_SPLICE_IN && res == 0)) {
+		/* The frame header promised bytes we cannot send. */
+		conn_abort(c, res == 0 ? "file shrank under an HTTP/2 response" : "splice failed");
+		return;
+	}
+	if (op == CONN_OP_SPLICE_IN) {
+		hs->sf_off += (uint64_t)res;
+		hs->sf_len -= (size_t)res;
+		c->splice_len = (size_t)res;
+	} else if (op == CONN_OP_SPLICE_OUT) {
+		c->splice_len -= (size_t)res;
+		c->w->stats.bytes_out += (uint64_t)res;
+	}
+	h2_drive(c);
+}
+
 void h2_drive(struct conn *c)
 {
 	struct h2_session *hs = c->h2;
@@ -625,7 +713,12 @@ void h2_drive(struct conn *c)
 	if (!c->recv_posted && !c->peer_eof && c->wire.rx_end < c->rx_cap)
 		conn_post_recv(c);
 
-	for (;;) {
+	if (hs->sendfile) {
+		output_sendfile(c);
+		if (c->state != CONN_H2)
+			return;
+	}
+	while (!hs->sendfile) {
 		/* Fill a batch: frames, and the holes for file bytes. */
 		if (hs->reads_pending == 0 && !hs->cut && batch_open(hs)) {
 			int rv = nghttp2_session_send(hs->ng);
@@ -671,7 +764,8 @@ void h2_drive(struct conn *c)
 		c->deadline_ms = c->w->now_ms + c->w->srv->cfg->send_timeout_ms;
 	bool idle = !nghttp2_session_want_read(hs->ng) && !nghttp2_session_want_write(hs->ng);
 	if ((idle || (c->peer_eof && !nghttp2_session_want_write(hs->ng))) && !c->send_posted &&
-	    hs->reads_pending == 0 && hs->out_len == 0 && c->wire.tx_len == 0) {
+	    hs->reads_pending == 0 && hs->out_len == 0 && c->wire.tx_len == 0 && !c->splice_posted &&
+	    !hs->sf) {
 		if (c->peer_eof)
 			conn_abort(c, NULL);
 		else

@@ -26,6 +26,9 @@ void h2_drive(struct conn *c);
 /* A stream's file readv completed (ring kind CONN_OP_H2_READ). */
 void h2_read_complete(struct h2_stream *s, int res);
 
+/* A splice of --h2-sendfile mode completed. */
+void h2_splice_done(struct conn *c, int op, int res);
+
 /* Graceful stop: GOAWAY, let open streams finish. */
 void h2_shutdown(struct conn *c);
 
