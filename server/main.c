@@ -207,10 +207,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rc = server_build(&srv, &cfg, NULL);
-	if (rc == -EINVAL || (rc < 0 && srv.root_fd < 0))
-		return 2;
-	if (rc < 0)
-		return 1;
+	if (rc < 0) {
+		/* A configuration that cannot work is a usage error (2); a
+		 * machine that cannot run it is an operational one (1). */
+		int code = rc == -EINVAL || srv.root_fd < 0 ? 2 : 1;
+		server_release(&srv);
+		config_free(&cfg);
+		return code;
+	}
 
 	/* Signals are taken by this thread alone, with sigwait; the workers
 	 * never see them. A closed client must not kill us with SIGPIPE. */
@@ -232,20 +236,19 @@ int main(int argc, char **argv)
 	if (!workers)
 		return 1;
 	memset(workers, 0, wsize * n);
-	for (unsigned i = 0; i < n; i++) {
-		rc = worker_prepare(&workers[i], i, &srv);
-		if (rc < 0)
-			return 1;
-	}
+	unsigned prepared = 0, started = 0;
+	for (; prepared < n; prepared++)
+		if (worker_prepare(&workers[prepared], prepared, &srv) < 0)
+			goto fail;
 	if (cfg.pid_file && write_pid_file(cfg.pid_file) < 0)
 		log_msg(LOG_WARN, "pid-file %s: %s", cfg.pid_file, strerror(errno));
 	if (cfg.user && drop_privileges(cfg.user) < 0)
-		return 1;
-	for (unsigned i = 0; i < n; i++) {
-		rc = worker_start(&workers[i]);
+		goto fail;
+	for (; started < n; started++) {
+		rc = worker_start(&workers[started]);
 		if (rc < 0) {
-			log_msg(LOG_ERROR, "worker %u: io_uring: %s", i, strerror(-rc));
-			return 1;
+			log_msg(LOG_ERROR, "worker %u: io_uring: %s", started, strerror(-rc));
+			goto fail;
 		}
 	}
 	{
@@ -290,4 +293,19 @@ int main(int argc, char **argv)
 	server_release(&srv);
 	config_free(&cfg);
 	return 0;
+
+fail:
+	/* Start-up failed: undo what was done, so that nothing leaks. */
+	for (unsigned i = 0; i < started; i++)
+		worker_request_stop(&workers[i]);
+	for (unsigned i = 0; i < n && i <= prepared; i++) {
+		if (i < started)
+			worker_join(&workers[i]);
+		else
+			worker_unprepare(&workers[i]);
+	}
+	free(workers);
+	server_release(&srv);
+	config_free(&cfg);
+	return 1;
 }

@@ -54,6 +54,7 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 	w->id = id;
 	w->srv = srv;
 	w->wake_fd = -1;
+	w->alog.fd = -1;
 	for (size_t i = 0; i < cfg->nlisten + cfg->nlisten_plain; i++) {
 		bool tls = i < cfg->nlisten;
 		const struct config_listen *cl = tls ? &cfg->listen[i] : &cfg->listen_plain[i - cfg->nlisten];
@@ -84,6 +85,7 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 	}
 	w->boundary_seed = ((uint64_t)id << 56) ^ (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)w;
 	sem_init(&w->ready, 0, 0);
+	w->sem_ready = true;
 	return 0;
 }
 
@@ -356,17 +358,28 @@ void worker_request_stop(struct worker *w)
 	(void)n;
 }
 
+void worker_unprepare(struct worker *w)
+{
+	for (size_t i = 0; i < w->nlisteners; i++)
+		close(w->listeners[i].fd);
+	w->nlisteners = 0;
+	if (w->wake_fd > 0)
+		close(w->wake_fd);
+	w->wake_fd = -1;
+	if (w->alog.fd > 0)
+		access_log_close(&w->alog);
+	tls_server_put(w->tls);
+	w->tls = NULL;
+	if (w->sem_ready)
+		sem_destroy(&w->ready);
+	w->sem_ready = false;
+}
+
 void worker_join(struct worker *w)
 {
 	pthread_join(w->thread, NULL);
 	io_uring_queue_exit(&w->ring);
-	for (size_t i = 0; i < w->nlisteners; i++)
-		close(w->listeners[i].fd);
-	if (w->wake_fd >= 0)
-		close(w->wake_fd);
-	access_log_close(&w->alog);
-	tls_server_put(w->tls);
-	sem_destroy(&w->ready);
+	worker_unprepare(w);
 }
 
 void worker_conn_link(struct worker *w, struct conn *c)

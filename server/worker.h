@@ -88,11 +88,15 @@ struct worker {
 	struct worker_stats stats;
 	int start_error;             /* set by the thread before it signals ready */
 	sem_t ready;
+	bool sem_ready;
 } __attribute__((aligned(16)));
 
 /* Creates the listening sockets of worker id (bind errors are reported here,
  * before any thread starts). 0 or -errno with a logged reason. */
 int worker_prepare(struct worker *w, unsigned id, const struct server *srv);
+
+/* Undoes worker_prepare (also a partial one) for a worker never started. */
+void worker_unprepare(struct worker *w);
 
 /* Runs the worker on its own thread. */
 int worker_start(struct worker *w);
