@@ -1,0 +1,99 @@
+# shellcheck shell=bash
+# The command line and the config file: --help, --version, errors (one line
+# naming the key, exit 2), and a server configured only by a file.
+
+# cli ARGS...: run ktlsd for at most 5 s (a server that wrongly starts is
+# stopped by timeout and shows up as exit 124); stdout in $T/out, stderr in
+# $T/err, exit code in CLI_RC.
+cli() {
+	timeout 5 "$KTLSD" "$@" >"$T/out" 2>"$T/err" </dev/null
+	CLI_RC=$?
+}
+
+# expect_usage_error NAME KEY ARGS...: ktlsd ARGS exits 2 with exactly one
+# line on stderr, and that line names KEY.
+expect_usage_error() {
+	local name=$1 key=$2
+	shift 2
+	cli "$@"
+	expect_eq "$name: exit code" "$CLI_RC" 2
+	expect_eq "$name: one line on stderr" "$(grep -c '' "$T/err")" 1
+	expect_match "$name: stderr names '$key'" "$(cat "$T/err")" "$key"
+}
+
+PORT=$(freeport)
+good=(--root "$FIX/root" --listen "127.0.0.1:$PORT" --cert "$FIX/ec.pem" --key "$FIX/ec.key")
+
+cli --help
+expect_eq "--help exits 0" "$CLI_RC" 0
+missing=
+for flag in --root --listen --cert --key --workers --config --listen-plain --help --version \
+	--tls-protocols --tls13-ciphersuites --tls12-ciphers --tls-session-tickets \
+	--tls-session-cache --max-header-size --max-headers --max-uri --handshake-timeout \
+	--header-timeout --idle-timeout --send-timeout --shutdown-grace --dotfiles \
+	--access-log --error-log --log-level --ktls --sendfile; do
+	grep -qE -- "$flag([^a-z0-9-]|\$)" "$T/out" || missing="$missing $flag"
+done
+expect_eq "--help (stdout) lists every flag" "${missing# }" ""
+
+cli --version
+expect_eq "--version exits 0" "$CLI_RC" 0
+expect_match "--version prints name and version" "$(cat "$T/out")" 'ktlsd.*[0-9]+\.[0-9]+'
+
+expect_usage_error "unknown flag" "no-such-flag" "${good[@]}" --no-such-flag
+expect_usage_error "flag without its value" "workers" "${good[@]}" --workers
+expect_usage_error "--workers abc" "workers" "${good[@]}" --workers abc
+expect_usage_error "--dotfiles maybe" "dotfiles" "${good[@]}" --dotfiles maybe
+expect_usage_error "--ktls sometimes" "ktls" "${good[@]}" --ktls sometimes
+expect_usage_error "--log-level loud" "log-level" "${good[@]}" --log-level loud
+expect_usage_error "--max-uri -1" "max-uri" "${good[@]}" --max-uri -1
+expect_usage_error "--idle-timeout soon" "idle-timeout" "${good[@]}" --idle-timeout soon
+expect_usage_error "--tls-session-tickets perhaps" "tls-session-tickets" "${good[@]}" --tls-session-tickets perhaps
+expect_usage_error "--listen nonsense" "listen" "${good[@]}" --listen not-an-address
+expect_usage_error "--tls-protocols TLSv9" "tls-protocols" "${good[@]}" --tls-protocols TLSv9
+expect_usage_error "no --root" "root" --listen "127.0.0.1:$PORT" --cert "$FIX/ec.pem" --key "$FIX/ec.key"
+expect_usage_error "--root that does not exist" "root" --root "$T/no-such-dir" \
+	--listen "127.0.0.1:$PORT" --cert "$FIX/ec.pem" --key "$FIX/ec.key"
+
+# A config file alone (same keys as the flags) starts a working server.
+PORT=$(freeport)
+cat >"$T/good.conf" <<EOF
+# ktlsd test configuration
+root $FIX/root
+listen 127.0.0.1:$PORT
+cert $FIX/ec.pem
+key $FIX/ec.key
+cert $FIX/rsa.pem
+key $FIX/rsa.key
+workers 2
+dotfiles on
+EOF
+if launch --config "$T/good.conf"; then
+	pass "server starts from a config file"
+	fetch cfg_index /
+	expect_eq "config-file server serves /" "$STATUS" 200
+	check "config-file server serves index.html" grep -q KTLSD-INDEX-PAGE "$T/cfg_index.b"
+	fetch cfg_dot /.secret
+	expect_eq "config key 'dotfiles on' takes effect" "$STATUS" 200
+	stop_ktlsd
+else
+	fail "server starts from a config file" "exited at start: $(head -c 300 "$KTLSD_LOG")"
+fi
+
+# Flags given on the command line override the file.
+if launch --config "$T/good.conf" --dotfiles off; then
+	fetch cfg_override /.secret
+	expect_eq "flag overrides config key (dotfiles off)" "$STATUS" 404
+	stop_ktlsd
+else
+	fail "flag overrides config key" "exited at start: $(head -c 300 "$KTLSD_LOG")"
+fi
+
+printf 'root %s\nno-such-key 1\n' "$FIX/root" >"$T/badkey.conf"
+expect_usage_error "config: unknown key" "no-such-key" --config "$T/badkey.conf" \
+	--listen "127.0.0.1:$PORT" --cert "$FIX/ec.pem" --key "$FIX/ec.key"
+printf 'root %s\nworkers many\n' "$FIX/root" >"$T/badval.conf"
+expect_usage_error "config: bad value" "workers" --config "$T/badval.conf" \
+	--listen "127.0.0.1:$PORT" --cert "$FIX/ec.pem" --key "$FIX/ec.key"
+expect_usage_error "config file that does not exist" "config|no-such\.conf" --config "$T/no-such.conf" \
+	"${good[@]}"

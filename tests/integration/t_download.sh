@@ -1,0 +1,63 @@
+# shellcheck shell=bash
+# Whole-file downloads of a 32 MiB random file: every byte must arrive.
+
+start_ktlsd || return 0
+want=$(cat "$FIX/big.sha256")
+big_size=$(size "$FIX/root/big.bin")
+
+fetch big /big.bin
+expect_eq "curl 32 MiB: status" "$STATUS" 200
+expect_eq "curl 32 MiB: curl exit code" "$RC" 0
+expect_eq "curl 32 MiB: Content-Length" "$(hdr "$T/big.h" Content-Length)" "$big_size"
+expect_eq "curl 32 MiB: sha256" "$(sha "$T/big.b")" "$want"
+rm -f "$T/big.b"
+
+timeout 60 wget -q -4 --ca-certificate="$FIX/ca.pem" -O "$T/wget.b" "$BASE/big.bin"
+expect_eq "wget 32 MiB: exit code" "$?" 0
+expect_eq "wget 32 MiB: sha256" "$(sha "$T/wget.b")" "$want"
+rm -f "$T/wget.b"
+
+pids=()
+for i in 1 2 3 4; do
+	kcurl --max-time 60 -o "$T/par.$i" "$BASE/big.bin" 2>"$T/par.$i.err" &
+	pids+=($!)
+done
+for i in 1 2 3 4; do
+	wait "${pids[$((i - 1))]}"
+	expect_eq "parallel download $i: curl exit code" "$?" 0
+	expect_eq "parallel download $i: sha256" "$(sha "$T/par.$i")" "$want"
+	rm -f "$T/par.$i"
+done
+
+# HTTP/1.0: the whole body, then the connection ends.
+fetch http10 /big.bin -0
+expect_eq "HTTP/1.0 request: status" "$STATUS" 200
+expect_eq "HTTP/1.0 request: curl exit code" "$RC" 0
+expect_match "HTTP/1.0 request: answered as HTTP/1.x" "$(head -n1 "$T/http10.h")" '^HTTP/1\.[01] 200'
+expect_eq "HTTP/1.0 request: sha256" "$(sha "$T/http10.b")" "$want"
+rm -f "$T/http10.b"
+
+# A file read twice in one keep-alive connection (curl reuses it).
+rm -f "$T/twice.1" "$T/twice.2"
+n=$(kcurl -o "$T/twice.1" -o "$T/twice.2" -w '%{num_connects}\n' "$BASE/text.txt" "$BASE/big.bin" | tr '\n' ' ')
+expect_eq "two downloads on one connection: connections opened" "$n" "1 0 "
+check "two downloads on one connection: first body" cmp -s "$T/twice.1" "$FIX/root/text.txt"
+expect_eq "two downloads on one connection: second sha256" "$(sha "$T/twice.2")" "$want"
+rm -f "$T/twice.2"
+
+stop_ktlsd
+
+# The buffered send path (no sendfile) delivers the same bytes.
+start_ktlsd --sendfile off || return 0
+fetch nosf /big.bin
+expect_eq "--sendfile off: status" "$STATUS" 200
+expect_eq "--sendfile off: sha256" "$(sha "$T/nosf.b")" "$want"
+rm -f "$T/nosf.b"
+stop_ktlsd
+
+start_ktlsd --ktls off || return 0
+fetch noktls /big.bin
+expect_eq "--ktls off: status" "$STATUS" 200
+expect_eq "--ktls off: sha256" "$(sha "$T/noktls.b")" "$want"
+rm -f "$T/noktls.b"
+stop_ktlsd

@@ -1,0 +1,134 @@
+# shellcheck shell=bash
+# Request limits (URI, header block, header count), request smuggling shapes,
+# and the handshake / header / idle / send timeouts.
+
+# rep CHAR N: CHAR repeated N times.
+rep() {
+	head -c "$2" /dev/zero | tr '\0' "$1"
+}
+
+# headers N: N lines "X-Hn: v\r\n" as lib.py raw escapes.
+headers() {
+	local i
+	for ((i = 0; i < $1; i++)); do printf 'X-H%d: v\\r\\n' "$i"; done
+}
+
+# status_of: the status of response 0 in RAW_OUT (empty if none).
+status_of() {
+	printf '%s\n' "$RAW_OUT" | sed -n '1s/^RESP \([0-9]*\) .*/\1/p'
+}
+
+# expect_closed_within NAME SECS: RAW_OUT says the server closed the
+# connection, within SECS seconds.
+expect_closed_within() {
+	local t
+	t=$(printf '%s\n' "$RAW_OUT" | sed -n 's/^CLOSED //p')
+	if [ -n "$t" ] && awk -v t="$t" -v max="$2" 'BEGIN { exit !(t <= max) }'; then
+		pass "$1"
+	else
+		fail "$1" "$(printf '%s\n' "$RAW_OUT" | tr '\n' ' ')(want CLOSED within $2 s)"
+	fi
+}
+
+# expect_rejected NAME REQUEST: REQUEST (lib.py escapes) gets exactly one
+# response, a 400, and then the server closes the connection.
+expect_rejected() {
+	raw "send=$2" all=5
+	expect_eq "$1: one 400, then close" "$(raw_summary | sed 's/RESP 400 [0-9]*/RESP 400/')" "RESP 400 CLOSED"
+}
+
+start_ktlsd || return 0
+hostl='Host: localhost\r\n'
+
+# Defaults: --max-uri 4096, --max-header-size 8192, --max-headers 100.
+fetch uri_ok "/$(rep a 3000)"
+expect_eq "3000-byte URI (under the default limit): 404" "$STATUS" 404
+fetch uri_long "/$(rep a 5000)"
+expect_eq "5000-byte URI (over the default 4096): 414" "$STATUS" 414
+raw "send=GET / HTTP/1.1\\r\\n${hostl}X-Big: $(rep b 6000)\\r\\nConnection: close\\r\\n\\r\\n" resp
+expect_eq "6000-byte header (under the default 8192): 200" "$(status_of)" 200
+raw "send=GET / HTTP/1.1\\r\\n${hostl}X-Big: $(rep b 9000)\\r\\n\\r\\n" resp
+expect_eq "9000-byte header (over the default 8192): 431" "$(status_of)" 431
+raw "send=GET / HTTP/1.1\\r\\n${hostl}$(headers 10)X-Big: $(rep b 4000)\\r\\nX-Big2: $(rep b 4500)\\r\\n\\r\\n" resp
+expect_eq "header block of 8.5 KB in several headers: 431" "$(status_of)" 431
+raw "send=GET / HTTP/1.1\\r\\n${hostl}$(headers 60)Connection: close\\r\\n\\r\\n" resp
+expect_eq "60 headers (under the default 100): 200" "$(status_of)" 200
+raw "send=GET / HTTP/1.1\\r\\n${hostl}$(headers 120)\\r\\n" resp
+expect_eq "120 headers (over the default 100): 431" "$(status_of)" 431
+
+# Smuggling shapes: each must be refused and the connection closed, and the
+# request hidden behind it must never be answered.
+behind='GET /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\n'
+expect_rejected "Content-Length and Transfer-Encoding" \
+	"POST / HTTP/1.1\\r\\n${hostl}Content-Length: 6\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n0\\r\\n\\r\\n$behind"
+expect_rejected "Transfer-Encoding and Content-Length (GET)" \
+	"GET / HTTP/1.1\\r\\n${hostl}Transfer-Encoding: chunked\\r\\nContent-Length: 6\\r\\n\\r\\n0\\r\\n\\r\\n$behind"
+expect_rejected "duplicate Content-Length" \
+	"GET / HTTP/1.1\\r\\n${hostl}Content-Length: 0\\r\\nContent-Length: 44\\r\\n\\r\\n$behind"
+expect_rejected "bare LF line endings" \
+	"GET /a.txt HTTP/1.1\\n${hostl}X-A: b\\n\\n$behind"
+expect_rejected "bare LF after the headers only" \
+	"GET /a.txt HTTP/1.1\\r\\n${hostl}\\n$behind"
+expect_rejected "obs-fold header line" \
+	"GET /a.txt HTTP/1.1\\r\\n${hostl}X-Folded: a\\r\\n b\\r\\n\\r\\n$behind"
+expect_rejected "space before the colon" \
+	"GET /a.txt HTTP/1.1\\r\\nHost : localhost\\r\\n\\r\\n$behind"
+expect_rejected "HTTP/1.1 without Host" \
+	"GET /a.txt HTTP/1.1\\r\\nX-A: b\\r\\n\\r\\n$behind"
+expect_rejected "two Host headers" \
+	"GET /a.txt HTTP/1.1\\r\\n${hostl}Host: other\\r\\n\\r\\n$behind"
+raw "send=GET /a.txt HTTP/9.9\\r\\n${hostl}\\r\\n" resp
+expect_in "unknown HTTP version: 400 or 505" "$(status_of)" 400 505
+
+# The server survived all that.
+fetch alive /a.txt
+expect_eq "server still answers after the bad requests" "$STATUS" 200
+stop_ktlsd
+
+# Small limits and 1-second timeouts given as flags.
+start_ktlsd --max-uri 200 --max-header-size 2048 --max-headers 10 \
+	--handshake-timeout 1 --header-timeout 1 --idle-timeout 1 --send-timeout 1 || return 0
+fetch uri_ok2 "/$(rep a 150)"
+expect_eq "--max-uri 200: 150-byte URI: 404" "$STATUS" 404
+fetch uri_long2 "/$(rep a 300)"
+expect_eq "--max-uri 200: 300-byte URI: 414" "$STATUS" 414
+raw "send=GET / HTTP/1.1\\r\\n${hostl}X-Big: $(rep b 3000)\\r\\n\\r\\n" resp
+expect_eq "--max-header-size 2048: 3000-byte header: 431" "$(status_of)" 431
+raw "send=GET / HTTP/1.1\\r\\n${hostl}$(headers 5)Connection: close\\r\\n\\r\\n" resp
+expect_eq "--max-headers 10: 7 headers: 200" "$(status_of)" 200
+raw "send=GET / HTTP/1.1\\r\\n${hostl}$(headers 15)\\r\\n" resp
+expect_eq "--max-headers 10: 16 headers: 431" "$(status_of)" 431
+
+# --header-timeout 1: half a request line, then nothing.
+raw 'send=GET /a.txt HT' close=8
+expect_closed_within "--header-timeout 1: silent half request closed within 4 s" 4.5
+# ... and a client that keeps dribbling bytes (slowloris) is closed as well.
+raw "drip=GET /$(rep a 15)"
+expect_closed_within "--header-timeout 1: slowloris closed within 4 s" 4.5
+
+# --handshake-timeout 1: a TCP connection that never starts TLS, and one that
+# stops after a TLS record header.
+RAW_OUT=$(timeout 30 "$PY" "$LIBPY" raw --plain "$PORT" close=8 2>&1)
+expect_closed_within "--handshake-timeout 1: silent TCP connection closed within 4 s" 4.5
+RAW_OUT=$(timeout 30 "$PY" "$LIBPY" raw --plain "$PORT" 'send=\x16\x03\x01\x02\x00\x01' close=8 2>&1)
+expect_closed_within "--handshake-timeout 1: half ClientHello closed within 4 s" 4.5
+
+# --idle-timeout 1: a keep-alive connection with nothing more to say.
+raw "send=GET /a.txt HTTP/1.1\\r\\n${hostl}\\r\\n" resp close=8
+expect_match "--idle-timeout 1: first the response" "$RAW_OUT" '^RESP 200 '
+expect_closed_within "--idle-timeout 1: idle keep-alive closed within 4 s" 4.5
+
+# --send-timeout 1: a client that stops reading a 32 MiB body is dropped; when
+# it reads again it gets what was buffered, then the close, not the whole file.
+raw "send=GET /big.bin HTTP/1.1\\r\\n${hostl}\\r\\n" sleep=4 close=5
+extra=$(printf '%s\n' "$RAW_OUT" | sed -n 's/^EXTRA //p')
+expect_closed_within "--send-timeout 1: stalled reader closed" 5
+if [ "${extra:-0}" -lt $((32 << 20)) ]; then
+	pass "--send-timeout 1: stalled reader did not get the whole file"
+else
+	fail "--send-timeout 1: stalled reader did not get the whole file" "got $extra bytes"
+fi
+
+fetch alive2 /a.txt
+expect_eq "server still answers after the timeouts" "$STATUS" 200
+stop_ktlsd

@@ -1,0 +1,52 @@
+# shellcheck shell=bash
+# A file truncated while it is being sent: the client must see an error, never
+# a "complete" download with wrong bytes, and the server must live on.
+
+cp "$FIX/root/big.bin" "$FIX/root/trunc.bin"
+start_ktlsd --send-timeout 30 || return 0
+
+# try_truncate NAME CURL-ARGS...: start a rate-limited download of trunc.bin,
+# truncate the file to 1 MiB once some of it has arrived, and check the
+# outcome.
+try_truncate() {
+	local name=$1 curl_pid rc got
+	shift
+	cp "$FIX/root/big.bin" "$FIX/root/trunc.bin"
+	rm -f "$T/trunc.b"
+	kcurl --max-time 60 --limit-rate 4M -o "$T/trunc.b" "$@" "$BASE/trunc.bin" 2>"$T/trunc.err" &
+	curl_pid=$!
+	if ! wait_until 10 file_at_least "$T/trunc.b" $((512 << 10)); then
+		fail "$name: download under way" "less than 512 KiB after 10 s"
+	fi
+	truncate -s 1M "$FIX/root/trunc.bin"
+	wait "$curl_pid"
+	rc=$?
+	got=$(size "$T/trunc.b" 2>/dev/null || echo 0)
+	if [ "$rc" -ne 0 ] && [ "$got" -lt $((32 << 20)) ]; then
+		pass "$name: curl reports an error and has fewer bytes"
+	else
+		fail "$name: curl reports an error and has fewer bytes" "curl exit code $rc, $got bytes"
+	fi
+	check "$name: the received bytes are the original's prefix" cmp -s -n "$got" "$T/trunc.b" "$FIX/root/big.bin"
+	rm -f "$T/trunc.b"
+}
+
+try_truncate "truncated during download"
+try_truncate "truncated during download over HTTP/1.0" -0
+
+# The server is alive and serves the file's new, short self.
+fetch after /trunc.bin
+expect_eq "after truncation: status" "$STATUS" 200
+expect_eq "after truncation: Content-Length" "$(hdr "$T/after.h" Content-Length)" $((1 << 20))
+check "after truncation: body is the first 1 MiB" cmp -s -n $((1 << 20)) "$T/after.b" "$FIX/root/big.bin"
+fetch other /a.txt
+expect_eq "after truncation: other files still served" "$STATUS" 200
+stop_ktlsd
+
+# The same with the buffered (non-sendfile) send path.
+start_ktlsd --send-timeout 30 --sendfile off || return 0
+try_truncate "--sendfile off: truncated during download"
+fetch after2 /a.txt
+expect_eq "--sendfile off: server alive after truncation" "$STATUS" 200
+stop_ktlsd
+rm -f "$FIX/root/trunc.bin"
