@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "ktls/tls.h"
-#include "proto/httpdate.h"
 #include "proto/status.h"
 #include "server/body_send.h"
 #include "server/conn.h"
@@ -16,16 +15,6 @@
 #include "server/worker.h"
 
 #define HEAD_MAX 2048
-
-static const char *date_now(struct worker *w)
-{
-	time_t now = time(NULL);
-	if (now != w->date_sec) {
-		httpdate_format(now, w->date);
-		w->date_sec = now;
-	}
-	return w->date;
-}
 
 static const char *connection_header(const struct conn *c)
 {
@@ -63,7 +52,7 @@ static void respond_page(struct conn *c, int status, const char *extra_headers)
 	int n = snprintf(out, HEAD_MAX,
 			 "HTTP/1.1 %d %s\r\nServer: ktlsd\r\nDate: %s\r\n"
 			 "Content-Type: text/html; charset=utf-8\r\nContent-Length: %zu\r\n%s%s\r\n",
-			 status, status_reason(status), date_now(c->w), plen, extra_headers,
+			 status, status_reason(status), worker_date(c->w), plen, extra_headers,
 			 connection_header(c));
 	if (n < 0 || n >= HEAD_MAX) {
 		conn_abort(c, "response head too large");
@@ -115,7 +104,7 @@ static void respond_file(struct conn *c, const struct resolved *res)
 		return;
 	}
 	n = snprintf(out, HEAD_MAX, "HTTP/1.1 %d %s\r\nServer: ktlsd\r\nDate: %s\r\n", sr->status,
-		     status_reason(sr->status), date_now(c->w));
+		     status_reason(sr->status), worker_date(c->w));
 	if (sr->content_type)
 		n += snprintf(out + n, HEAD_MAX - (size_t)n, "Content-Type: %s\r\n",
 			      sr->content_type);
@@ -186,14 +175,10 @@ void h1_on_response_done(struct conn *c, bool aborted)
 {
 	struct access_log *al = &c->w->alog;
 	char when[32];
-	struct tm tm;
-	time_t now;
 
 	if (al->fd < 0)
 		return;
-	now = time(NULL);
-	gmtime_r(&now, &tm);
-	strftime(when, sizeof(when), "%d/%b/%Y:%H:%M:%S +0000", &tm);
+	access_log_time(when);
 	access_log_line(al, "%s [%s] \"%s\" %d %llu %.3f HTTP/1.1 %s %s %s%s", c->peer_text, when,
 			c->resp.request_line, c->resp.status,
 			(unsigned long long)c->resp.bytes_out,

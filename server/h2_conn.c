@@ -10,7 +10,6 @@
 #include <nghttp2/nghttp2.h>
 
 #include "ktls/tls.h"
-#include "proto/httpdate.h"
 #include "proto/status.h"
 #include "server/body.h"
 #include "server/body_send.h"
@@ -385,16 +384,6 @@ static void add_nv(nghttp2_nv *nv, size_t *n, const char *name, const char *valu
 	(*n)++;
 }
 
-static const char *date_now(struct worker *w)
-{
-	time_t now = time(NULL);
-	if (now != w->date_sec) {
-		httpdate_format(now, w->date);
-		w->date_sec = now;
-	}
-	return w->date;
-}
-
 static int submit(struct h2_session *hs, struct h2_stream *s, nghttp2_nv *nv, size_t n,
 		  bool body)
 {
@@ -416,7 +405,7 @@ static int respond_page(struct h2_session *hs, struct h2_stream *s, int status, 
 	snprintf(len, sizeof(len), "%zu", s->page_len);
 	add_nv(nv, &n, ":status", code);
 	add_nv(nv, &n, "server", "ktlsd");
-	add_nv(nv, &n, "date", date_now(hs->c->w));
+	add_nv(nv, &n, "date", worker_date(hs->c->w));
 	add_nv(nv, &n, "content-type", "text/html; charset=utf-8");
 	add_nv(nv, &n, "content-length", len);
 	if (status == 405)
@@ -456,7 +445,7 @@ static int respond_file(struct h2_session *hs, struct h2_stream *s, struct resol
 	snprintf(len, sizeof(len), "%llu", (unsigned long long)sr->content_length);
 	add_nv(nv, &n, ":status", code);
 	add_nv(nv, &n, "server", "ktlsd");
-	add_nv(nv, &n, "date", date_now(hs->c->w));
+	add_nv(nv, &n, "date", worker_date(hs->c->w));
 	if (sr->content_type)
 		add_nv(nv, &n, "content-type", sr->content_type);
 	if (sr->status != 304)
@@ -516,14 +505,10 @@ static void log_stream(struct h2_session *hs, struct h2_stream *s, uint32_t erro
 	struct conn *c = hs->c;
 	struct access_log *al = &c->w->alog;
 	char when[32];
-	struct tm tm;
-	time_t now;
 
 	if (al->fd < 0 || !s->status)
 		return;
-	now = time(NULL);
-	gmtime_r(&now, &tm);
-	strftime(when, sizeof(when), "%d/%b/%Y:%H:%M:%S +0000", &tm);
+	access_log_time(when);
 	access_log_line(al, "%s [%s] \"%.*s %.*s HTTP/2\" %d %llu %.3f HTTP/2 %s %s ktls=%s body=%s%s",
 			c->peer_text, when, (int)s->method.len, s->method.p ? s->method.p : "-",
 			(int)(s->path.len > 200 ? 200 : s->path.len), s->path.p ? s->path.p : "-",

@@ -105,6 +105,14 @@ void access_log_line(struct access_log *al, const char *fmt, ...)
 	}
 }
 
+void access_log_time(char *out)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(out, 32, "%d/%b/%Y:%H:%M:%S +0000", &tm);
+}
+
 void access_log_close(struct access_log *al)
 {
 	access_log_flush(al);

@@ -28,6 +28,9 @@ int access_log_open(struct access_log *al, const char *path);
 __attribute__((format(printf, 2, 3))) void access_log_line(struct access_log *al,
 							    const char *fmt, ...);
 void access_log_flush(struct access_log *al);
+
+/* "30/Nov/2026:06:12:00 +0000", the common log format's time, into 32 bytes. */
+void access_log_time(char *out);
 void access_log_close(struct access_log *al);
 
 #endif

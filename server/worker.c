@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/httpdate.h"
 #include "server/conn.h"
 #include "server/h2_conn.h"
 
@@ -380,6 +381,16 @@ void worker_join(struct worker *w)
 	pthread_join(w->thread, NULL);
 	io_uring_queue_exit(&w->ring);
 	worker_unprepare(w);
+}
+
+const char *worker_date(struct worker *w)
+{
+	time_t now = time(NULL);
+	if (now != w->date_sec) {
+		httpdate_format(now, w->date);
+		w->date_sec = now;
+	}
+	return w->date;
 }
 
 void worker_conn_link(struct worker *w, struct conn *c)

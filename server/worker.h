@@ -112,6 +112,9 @@ void worker_request_reload(struct worker *w, const struct server *next);
 
 void worker_join(struct worker *w);
 
+/* The Date header value, formatted at most once a second. */
+const char *worker_date(struct worker *w);
+
 /* Used by conn.c */
 void worker_conn_link(struct worker *w, struct conn *c);
 void worker_conn_unlink(struct worker *w, struct conn *c);
