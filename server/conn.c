@@ -488,6 +488,16 @@ void conn_check_deadline(struct conn *c, uint64_t now_ms)
 	case CONN_RESPOND:
 		conn_abort(c, "send timeout");
 		break;
+	case CONN_H2:
+		/* Idle, or a client that stopped reading: say GOAWAY first
+		 * (RFC 9113 6.8); if that does not end it, drop it. */
+		if (h2_stopping(c)) {
+			conn_abort(c, "HTTP/2 timeout");
+		} else {
+			set_deadline(c, LINGER_MS);
+			h2_shutdown(c);
+		}
+		break;
 	default:
 		conn_abort(c, NULL);
 		break;

@@ -212,7 +212,10 @@ static int send_data_cb(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t
 
 	if (hs->out_cap - hs->out_len < FRAME_HEADER + length)
 		return NGHTTP2_ERR_WOULDBLOCK; /* next batch; nghttp2 calls again */
-	if (s->pend == PEND_FILE && s->niov == MAX_IOV)
+	/* One readv per stream and batch covers one contiguous file range:
+	 * the next range of a multipart body waits for the next batch. */
+	if (s->pend == PEND_FILE && s->niov > 0 &&
+	    (s->niov == MAX_IOV || s->body.off != s->read_off + s->read_len))
 		return NGHTTP2_ERR_WOULDBLOCK;
 	if (hs->sendfile && s->pend == PEND_FILE) {
 		memcpy(hs->out + at, framehd, FRAME_HEADER);
@@ -695,7 +698,9 @@ void h2_drive(struct conn *c)
 		return;
 	if (c->state != CONN_H2)
 		return;
-	if (!c->recv_posted && !c->peer_eof && c->wire.rx_end < c->rx_cap)
+	/* Keep reading (WINDOW_UPDATE, RST_STREAM, new requests) while we
+	 * send, as long as the receive buffer has room once compacted. */
+	if (!c->recv_posted && !c->peer_eof && c->wire.rx_end - c->wire.rx_start < c->rx_cap)
 		conn_post_recv(c);
 
 	if (hs->sendfile) {
@@ -756,6 +761,11 @@ void h2_drive(struct conn *c)
 		else
 			conn_close_graceful(c);
 	}
+}
+
+bool h2_stopping(const struct conn *c)
+{
+	return c->h2->stopping;
 }
 
 void h2_shutdown(struct conn *c)

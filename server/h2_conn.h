@@ -12,6 +12,7 @@
 #ifndef KTLSD_SERVER_H2_CONN_H
 #define KTLSD_SERVER_H2_CONN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct conn;
@@ -31,6 +32,9 @@ void h2_splice_done(struct conn *c, int op, int res);
 
 /* Graceful stop: GOAWAY, let open streams finish. */
 void h2_shutdown(struct conn *c);
+
+/* GOAWAY was sent: the session is winding down. */
+bool h2_stopping(const struct conn *c);
 
 /* Frees the session and its streams (no operation in flight). */
 void h2_conn_free(struct conn *c);
