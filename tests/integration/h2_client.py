@@ -11,9 +11,10 @@ Every subcommand opens one TLS connection to 127.0.0.1:PORT with SNI
 per line (words the shell compares). A TLS or ALPN failure prints
 "TLSFAIL reason" and exits 3. Subcommands:
 
-  get [--window N] [--pause-after BYTES --resume-file FILE] [--timeout S]
-      PORT PATH...
-      Requests every PATH at once on the one connection (streams 1, 3, ...)
+  get [--method M] [--window N] [--pause-after BYTES --resume-file FILE]
+      [--timeout S (30)] PORT PATH...
+      Requests every PATH (method M, default GET) at once on the one
+      connection (streams 1, 3, ...)
       and reads all the responses. The client offers a window of N bytes per
       stream and on the connection (default 2^31-1) and tops both up when
       half is used. With --pause-after it stops topping up (and prints
@@ -32,32 +33,40 @@ per line (words the shell compares). A TLS or ALPN failure prints
       a zero window). Then opens the stream and connection windows by 2^30
       and reads to the end: "COMPLETE bytes sha256" or "INCOMPLETE reason".
 
-  preface PORT            sends a garbage preface; then "CLOSED secs" or "OPEN"
-  rst-flood PORT N        N streams each opened (HEADERS) and at once reset
-  cont-flood PORT N       HEADERS without END_HEADERS, then N CONTINUATIONs
-  settings-flood PORT N   N SETTINGS frames, not reading the ACKs
-  ping-flood PORT N       N PINGs, not reading the ACKs
-      The floods send everything first, then read for up to 5 s and print
-      what the server did: "GOAWAY code last_stream_id" (if it sent one),
-      then "CLOSED secs" or "OPEN". Also "RESETS n" for rst-flood.
+  preface PORT
+      Sends a garbage preface, then "GOAWAY code last" if one came and
+      "CLOSED secs" or "OPEN" (after 5 s).
+  rst-flood PORT N PATH [SECS]     N streams for PATH, each reset at once
+  cont-flood PORT N PATH [SECS]    GET PATH in HEADERS without END_HEADERS
+                                   and N CONTINUATION frames (N=0: none)
+  settings-flood PORT N [SECS]     N SETTINGS frames, not reading the ACKs
+  ping-flood PORT N [SECS]         N PINGs, not reading the ACKs
+      Everything is sent first, then the server's frames are read for SECS
+      (default 5): "RESETS n" (rst-flood), "STATUS 1 s" / "RESET 1 code"
+      (cont-flood), then "GOAWAY code last_stream_id" if the server sent
+      one, then "CLOSED secs" (when it closed) or "OPEN".
 
-  big-header PORT BYTES [split]
-      Requests / with one header x-big of BYTES bytes (or, with "split", with
-      many 4000-byte headers adding up to BYTES), in HEADERS plus
-      CONTINUATION frames of 16 KiB. Prints "RESET sid code", "STATUS sid s",
-      "GOAWAY code last", then, if the connection is still open, requests
-      /a.txt on it: "NEXT status" or "NEXT none", then "CLOSED"/"OPEN".
+  big-header PORT BYTES PATH [split]
+      GET PATH with one header x-big of BYTES bytes (or, with "split",
+      BYTES/1000 headers of 1000 bytes), in HEADERS plus CONTINUATION frames
+      of 16 KiB. Prints "RESET 1 code" or "STATUS 1 s", "GOAWAY code last"
+      if one came, then, if the connection is still open, requests PATH on
+      it again: "NEXT status" or "NEXT none"; then "CLOSED secs"/"OPEN".
 
-  unknown-frame PORT PATH
+  unknown-frame PORT PATH [BYTES]
       Sends frames of unknown types (0x20 on stream 0, 0xfa on stream 1 before
-      it is opened) and then GET PATH: "STATUS s bytes=N" or "INCOMPLETE ...".
+      it is opened, 0x21 on it once open) around GET PATH: "STATUS s bytes=N"
+      or "INCOMPLETE reason" (exit 1). With BYTES, that much of unknown
+      frames (16 KiB each) goes first, in one write.
 
-  max-streams PORT N PATH
-      Waits for the server's SETTINGS, acknowledges them, offers a zero
-      window, then opens N streams for PATH at once without reading DATA.
-      Prints "MAX_CONCURRENT m" (the server's setting), then per stream
-      "ANSWERED sid status" or "REFUSED sid code" (RST_STREAM), "GOAWAY code
-      last" if one came, and "UNANSWERED sid" for streams with neither.
+  max-streams [--early] PORT N PATH
+      Offers a zero window (answered streams stay open), waits for the
+      server's SETTINGS and its ACK of ours, then opens N streams for PATH at
+      once (with --early: sends them right after the preface, before the
+      server's SETTINGS can be acknowledged). Prints "MAX_CONCURRENT m" (the
+      server's setting), then per stream "ANSWERED sid status", "REFUSED sid
+      code" (RST_STREAM) or "UNANSWERED sid", and "GOAWAY code last" if one
+      came.
 
   idle PORT SECS
       Sends the preface and SETTINGS, then nothing: "GOAWAY code last" if one
@@ -171,7 +180,7 @@ class Conn:
         self.buf += chunk
 
     def next_frame(self, deadline):
-        """One frame (type, flags, sid, payload as memoryview). Answers
+        """One frame (type, flags, sid, payload bytes). Answers
         SETTINGS and records GOAWAY on the way (both still returned)."""
         while len(self.buf) - self.pos < 9:
             self.fill(deadline)
@@ -265,7 +274,8 @@ def get(argv):
     window = MAX_WINDOW
     pause_after = None
     resume_file = None
-    timeout = 60.0
+    timeout = 30.0
+    method = "GET"
     while argv and argv[0].startswith("--"):
         opt = argv.pop(0)
         if opt == "--window":
@@ -276,6 +286,8 @@ def get(argv):
             resume_file = argv.pop(0)
         elif opt == "--timeout":
             timeout = float(argv.pop(0))
+        elif opt == "--method":
+            method = argv.pop(0)
         else:
             print("unknown option %s" % opt, file=sys.stderr)
             return 2
@@ -292,7 +304,7 @@ def get(argv):
         sid = 1 + 2 * i
         streams[sid] = Stream(sid, path)
         order.append(sid)
-        out.append(frame(HEADERS, END_HEADERS | END_STREAM, sid, request_headers(conn.enc, path)))
+        out.append(frame(HEADERS, END_HEADERS | END_STREAM, sid, request_headers(conn.enc, path, method)))
     conn.send(PREFACE + b"".join(out))
 
     finished = []
@@ -307,6 +319,15 @@ def get(argv):
                 paused = False
                 pause_after = None
                 print("RESUMED %.2f" % (time.monotonic() - start), flush=True)
+                # Grant what was held back: no DATA comes until then.
+                upd = window_update(0, conn_unacked) if conn_unacked else b""
+                conn_unacked = 0
+                for o in streams.values():
+                    if o.unacked and o.end is None and o.reset is None:
+                        upd += window_update(o.sid, o.unacked)
+                        o.unacked = 0
+                if upd:
+                    conn.send(upd)
             # While paused, wake up now and then to look for the file.
             wait_until = min(deadline, time.monotonic() + 0.1) if paused else deadline
             try:
@@ -459,29 +480,25 @@ def preface(argv):
 
 
 def rst_flood(argv):
-    port, n = int(argv[0]), int(argv[1])
+    port, n, path = int(argv[0]), int(argv[1]), argv[2]
+    secs = float(argv[3]) if len(argv) > 3 else 5.0
     conn = Conn(port)
     conn.start([(S_ENABLE_PUSH, 0)])
-    # Requests for a file big enough that none is finished before its reset.
     chunks = []
-    sent = 0
     for i in range(n):
         sid = 1 + 2 * i
-        chunks.append(frame(HEADERS, END_HEADERS | END_STREAM, sid,
-                            request_headers(conn.enc, "/big.bin")))
+        chunks.append(frame(HEADERS, END_HEADERS | END_STREAM, sid, request_headers(conn.enc, path)))
         chunks.append(rst_stream(sid, 0x8))  # CANCEL
     data = b"".join(chunks)
     # In slices, so a server that gives up half-way is noticed as closed.
     try:
         for i in range(0, len(data), 16384):
             conn.send(data[i:i + 16384])
-            sent = i
     except OSError:
         pass
-    print("SENT_BYTES %d" % sent)
     resets = 0
     start = time.monotonic()
-    deadline = start + 5
+    deadline = start + secs
     closed = None
     try:
         while True:
@@ -502,31 +519,59 @@ def rst_flood(argv):
 
 
 def cont_flood(argv):
-    port, n = int(argv[0]), int(argv[1])
+    port, n, path = int(argv[0]), int(argv[1]), argv[2]
+    secs = float(argv[3]) if len(argv) > 3 else 5.0
     conn = Conn(port)
     conn.start([(S_ENABLE_PUSH, 0)])
-    out = [frame(HEADERS, END_STREAM, 1, request_headers(conn.enc, "/a.txt"))]
+    out = [frame(HEADERS, END_STREAM | (END_HEADERS if n == 0 else 0), 1,
+                 request_headers(conn.enc, path))]
     for i in range(n):
         block = conn.enc.encode([("x-cont-%d" % i, "v" * 20)])
         out.append(frame(CONTINUATION, END_HEADERS if i == n - 1 else 0, 1, block))
-    send_all_then_watch(conn, b"".join(out))
+    try:
+        conn.send(b"".join(out))
+    except OSError:
+        pass
+    # The answer to stream 1, if any, then what became of the connection.
+    start = time.monotonic()
+    deadline = start + secs
+    closed = None
+    try:
+        while True:
+            ftype, flags, sid, payload = conn.next_frame(deadline)
+            if sid == 1 and ftype == HEADERS:
+                print("STATUS 1 %s" % header_block(conn, flags, payload, deadline)[":status"])
+            elif sid == 1 and ftype == RST_STREAM:
+                print("RESET 1 %d" % struct.unpack(">I", payload[:4])[0])
+    except socket.timeout:
+        pass
+    except (Closed, OSError):
+        closed = time.monotonic() - start
+    except ValueError as e:
+        print("BADFRAME %s" % e)
+    if conn.goaway:
+        print("GOAWAY %d %d" % conn.goaway)
+    print("CLOSED %.2f" % closed if closed is not None else "OPEN")
     return 0
 
 
 def settings_flood(argv):
     port, n = int(argv[0]), int(argv[1])
+    secs = float(argv[2]) if len(argv) > 2 else 5.0
     conn = Conn(port)
     conn.start([(S_ENABLE_PUSH, 0)])
     one = settings([(S_INITIAL_WINDOW_SIZE, 65535)])
-    send_all_then_watch(conn, one * n)
+    send_all_then_watch(conn, one * n, secs)
     return 0
 
 
 def ping_flood(argv):
     port, n = int(argv[0]), int(argv[1])
+    secs = float(argv[2]) if len(argv) > 2 else 5.0
     conn = Conn(port)
     conn.start([(S_ENABLE_PUSH, 0)])
-    send_all_then_watch(conn, b"".join(frame(PING, 0, 0, struct.pack(">Q", i)) for i in range(n)))
+    send_all_then_watch(conn, b"".join(frame(PING, 0, 0, struct.pack(">Q", i)) for i in range(n)),
+                        secs)
     return 0
 
 
@@ -563,17 +608,17 @@ def read_answers(conn, sids, secs):
 
 
 def big_header(argv):
-    port, size = int(argv[0]), int(argv[1])
-    split = len(argv) > 2 and argv[2] == "split"
+    port, size, path = int(argv[0]), int(argv[1]), argv[2]
+    split = len(argv) > 3 and argv[3] == "split"
     conn = Conn(port)
     conn.start([(S_ENABLE_PUSH, 0)])
     if split:
-        extra = [("x-big-%d" % i, "b" * 4000) for i in range(size // 4000 + 1)]
+        extra = [("x-big-%d" % i, "b" * 1000) for i in range(max(1, size // 1000))]
     else:
         extra = [("x-big", "b" * size)]
     # Not indexed: a refused block must not desynchronise our encoder.
     block = conn.enc.encode([(":method", "GET"), (":scheme", "https"), (":authority", "localhost"),
-                             (":path", "/")] + extra, huffman=False)
+                             (":path", path)] + extra, huffman=False)
     try:
         conn.send(split_block(1, block))
     except OSError:
@@ -588,7 +633,7 @@ def big_header(argv):
         print("GOAWAY %d %d" % conn.goaway)
     if not conn.eof and not conn.goaway:
         try:
-            conn.send(frame(HEADERS, END_HEADERS | END_STREAM, 3, request_headers(conn.enc, "/a.txt")))
+            conn.send(frame(HEADERS, END_HEADERS | END_STREAM, 3, request_headers(conn.enc, path)))
             nxt = read_answers(conn, {3}, 5).get(3)
             print("NEXT %s" % (nxt[1] if nxt and nxt[0] == "status" else "none"))
         except (Closed, socket.timeout, OSError):
@@ -602,13 +647,18 @@ def big_header(argv):
 
 def unknown_frame(argv):
     port, path = int(argv[0]), argv[1]
+    bulk = int(argv[2]) if len(argv) > 2 else 0
     conn = Conn(port)
     conn.start([(S_ENABLE_PUSH, 0)])
-    conn.send(frame(0x20, 0xFF, 0, b"unknown frame type on stream 0") +
+    # bulk bytes of unknown frames (16 KiB payloads) in one go: the server
+    # must read (and drop) them all to reach the request behind them.
+    filler = frame(0x20, 0, 0, b"\x55" * 16384)
+    conn.send(filler * ((bulk + len(filler) - 1) // len(filler)) +
+              frame(0x20, 0xFF, 0, b"unknown frame type on stream 0") +
               frame(0xFA, 0x00, 1, b"unknown frame type on an idle stream") +
               frame(HEADERS, END_HEADERS | END_STREAM, 1, request_headers(conn.enc, path)) +
               frame(0x21, 0x00, 1, b"and one on an open stream"))
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 5
     status = None
     got = 0
     try:
@@ -634,26 +684,38 @@ def unknown_frame(argv):
 
 
 def max_streams(argv):
+    early = argv and argv[0] == "--early"
+    if early:
+        argv = argv[1:]
     port, n, path = int(argv[0]), int(argv[1]), argv[2]
     conn = Conn(port)
+    sids = [1 + 2 * i for i in range(n)]
+    requests = b"".join(frame(HEADERS, END_HEADERS | END_STREAM, sid, request_headers(conn.enc, path))
+                        for sid in sids)
     # Zero window: the answered streams stay open (no DATA can be sent).
     conn.start([(S_ENABLE_PUSH, 0), (S_INITIAL_WINDOW_SIZE, 0)])
+    if early:
+        # Before the server's SETTINGS can have been acknowledged.
+        conn.send(requests)
     deadline = time.monotonic() + 5
     # The server's SETTINGS, and its ACK of ours: both sides then apply
     # the limits (next_frame acknowledges the server's).
     seen_settings = seen_ack = False
+    got = {}
     while not (seen_settings and seen_ack):
-        ftype, flags, _, _ = conn.next_frame(deadline)
+        ftype, flags, sid, payload = conn.next_frame(deadline)
         if ftype == SETTINGS:
             if flags & ACK:
                 seen_ack = True
             else:
                 seen_settings = True
+        elif ftype == HEADERS and sid in sids:
+            got[sid] = "ANSWERED %d %s" % (sid, header_block(conn, flags, payload, deadline)[":status"])
+        elif ftype == RST_STREAM and sid in sids:
+            got[sid] = "REFUSED %d %d" % (sid, struct.unpack(">I", payload[:4])[0])
     print("MAX_CONCURRENT %s" % conn.peer_settings.get(S_MAX_CONCURRENT_STREAMS, "none"))
-    sids = [1 + 2 * i for i in range(n)]
-    conn.send(b"".join(frame(HEADERS, END_HEADERS | END_STREAM, sid, request_headers(conn.enc, path))
-                       for sid in sids))
-    got = {}
+    if not early:
+        conn.send(requests)
     deadline = time.monotonic() + 3
     try:
         while len(got) < n:
@@ -662,9 +724,7 @@ def max_streams(argv):
                 got[sid] = "ANSWERED %d %s" % (sid, header_block(conn, flags, payload, deadline)[":status"])
             elif ftype == RST_STREAM and sid in sids:
                 got[sid] = "REFUSED %d %d" % (sid, struct.unpack(">I", payload[:4])[0])
-            elif ftype == GOAWAY:
-                break
-    except (Closed, socket.timeout):
+    except (Closed, socket.timeout, OSError):
         pass
     for sid in sids:
         print(got.get(sid, "UNANSWERED %d" % sid))
