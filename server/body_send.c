@@ -147,8 +147,10 @@ static void pump_copy(struct conn *c)
 		size_t *len, cap;
 		bool progressed = false;
 
-		/* Fill the producer buffer up to a file read. */
+		/* Fill the producer buffer up to a file read, one CHUNK at a
+		 * time (the send buffer would otherwise grow with the file). */
 		while (!c->read_posted && !r->body.done &&
+		       (conn_user_tls(c) || c->wire.tx_len < CHUNK) &&
 		       producer(c, &base, &len, &cap, conn_user_tls(c) ? 0 : CHUNK) == 0) {
 			size_t room = cap - *len, n;
 			uint64_t off;

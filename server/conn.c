@@ -275,9 +275,11 @@ int conn_read_plain(struct conn *c)
 	}
 	if (st == TLS_DONE)
 		c->plain_end += n;
-	if (c->wire.tx_len > 0) {
+	if (c->wire.tx_len > 0 && !c->wire.ktls_tx) {
 		/* OpenSSL answered something (a KeyUpdate, an alert): it goes
-		 * out before we read on. */
+		 * out before we read on. (Under kTLS OpenSSL's records go out
+		 * as control messages, and wire.tx holds our plaintext, maybe
+		 * an HTTP/2 batch still waiting for its file reads.) */
 		conn_post_send(c, 0);
 		return -1;
 	}

@@ -38,6 +38,7 @@ struct h2_stream {
 	int32_t id;
 	bool closed;                     /* nghttp2 is done with it */
 	bool read_posted;
+	bool truncated;                  /* the file shrank under the response */
 
 	/* request */
 	struct h2_str method, path, authority, range, if_match, if_none_match, if_modified_since,
@@ -122,8 +123,9 @@ static bool batch_open(struct h2_session *hs)
 	size_t cap = c->w->srv->cfg->h2_buffer;
 
 	if (kernel_encrypts(c)) {
-		/* The batch is the send buffer: the kernel encrypts what we send. */
-		if (c->send_posted || tls_wire_reserve(&c->wire, cap) < 0)
+		/* The batch is the send buffer: the kernel encrypts what we
+		 * send. A batch in it that has not left yet is not added to. */
+		if (c->send_posted || c->wire.tx_len > 0 || tls_wire_reserve(&c->wire, cap) < 0)
 			return false;
 		hs->out = c->wire.tx;
 		hs->out_len = c->wire.tx_len;
@@ -277,6 +279,7 @@ void h2_read_complete(struct h2_stream *s, int res)
 	s->read_posted = false;
 	hs->reads_pending--;
 	if (res < 0 || (size_t)res != s->read_len) {
+		s->truncated = true;
 		/* The file shrank (or failed): the frames of this batch from
 		 * this stream on would carry bytes we do not have. Send what
 		 * precedes them and close; never send a hole. */
@@ -518,7 +521,8 @@ static void log_stream(struct h2_session *hs, struct h2_stream *s, uint32_t erro
 			s->status, (unsigned long long)s->bytes_out,
 			(double)(c->w->now_ms - s->start_ms) / 1000.0, tls_version_name(c->ssl),
 			tls_cipher_name(c->ssl), c->wire.ktls_tx ? "tx" : "off",
-			s->file_fd >= 0 ? "framed" : "none", error ? " reset" : "");
+			s->file_fd >= 0 ? (hs->sendfile ? "splice" : "framed") : "none",
+			s->truncated ? " truncated" : error ? " reset" : "");
 }
 
 static int stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t error, void *ud)
@@ -675,6 +679,11 @@ void h2_splice_done(struct conn *c, int op, int res)
 	}
 	if (res < 0 || (op == CONN_OP_SPLICE_IN && res == 0)) {
 		/* The frame header promised bytes we cannot send. */
+		if (res == 0) {
+			c->w->stats.truncated++;
+			log_msg(LOG_WARN, "h2 stream %d: file shrank during the response; closing",
+				hs->sf ? hs->sf->id : 0);
+		}
 		conn_abort(c, res == 0 ? "file shrank under an HTTP/2 response" : "splice failed");
 		return;
 	}
