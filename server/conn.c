@@ -305,7 +305,9 @@ static void read_head(struct conn *c)
 		size_t *start;
 
 		if (c->ssl) {
-			p = c->plain + c->plain_start;
+			/* plain is allocated on the first decrypted byte: no
+			 * pointer arithmetic on NULL before that. */
+			p = c->plain ? c->plain + c->plain_start : NULL;
 			avail = c->plain_end - c->plain_start;
 			start = &c->plain_start;
 		} else {

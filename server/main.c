@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,20 @@ fail:
 	return NULL;
 }
 
+/* Every connection costs a socket, and a response a file (and a pipe for
+ * splice): the default soft limit of 1024 would cap a worker far below
+ * --max-connections. Raise it to the hard limit, as nginx's
+ * worker_rlimit_nofile does. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_msg(LOG_WARN, "raising the open-file limit: %s", strerror(errno));
+	}
+}
+
 /* --user: after the listening sockets are bound (ports below 1024 need
  * root), run as USER. */
 static int drop_privileges(const char *user)
@@ -206,6 +221,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ktlsd: --error-log %s: %s\n", cfg.error_log, strerror(errno));
 		return 2;
 	}
+	raise_fd_limit();
 	rc = server_build(&srv, &cfg, NULL);
 	if (rc < 0) {
 		/* A configuration that cannot work is a usage error (2); a
