@@ -4,115 +4,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
-#include <nghttp2/nghttp2.h>
-
 #include "ktls/tls.h"
-#include "proto/status.h"
-#include "server/body.h"
 #include "server/body_send.h"
 #include "server/conn.h"
+#include "server/h2_session.h"
 #include "server/log.h"
-#include "server/resolve.h"
 #include "server/worker.h"
-
-#define FRAME_HEADER 9
-/* Holes one stream may have in one batch: a 256 KiB buffer holds 16 frames
- * of 16 KiB, so one readv per stream and batch fills them all. */
-#define MAX_IOV 64
-#define ARENA 8192
-
-struct h2_str {
-	const char *p;
-	size_t len;
-};
-
-enum pending { PEND_NONE, PEND_LITERAL, PEND_FILE };
-
-struct h2_stream {
-	struct h2_stream *next, *prev;   /* all streams of the session */
-	struct h2_stream *next_reading;  /* streams with a readv in this batch */
-	struct h2_session *hs;
-	int32_t id;
-	bool closed;                     /* nghttp2 is done with it */
-	bool read_posted;
-	bool truncated;                  /* the file shrank under the response */
-
-	/* request */
-	struct h2_str method, path, authority, range, if_match, if_none_match, if_modified_since,
-	    if_unmodified_since, if_range;
-	size_t arena_used;
-	bool bad;                        /* header too large for the arena */
-	char arena[ARENA];
-
-	/* response */
-	int status;
-	int file_fd;
-	struct static_file file;
-	struct static_response sr;
-	struct body body;
-	const char *page;                /* a generated body (error pages) */
-	size_t page_len, page_off;
-	char page_buf[512];
-	char location[PATH_MAX * 3 + 4];
-
-	/* the DATA payload that read_cb promised and send_data_cb writes */
-	enum pending pend;
-	size_t pend_len;
-	char lit[STATIC_PART_HEADER_MAX];
-	size_t header_bytes;             /* of the request, for --h2-max-header-list */
-
-	/* this batch's readv */
-	struct iovec iov[MAX_IOV];
-	int niov;
-	uint64_t read_off;
-	size_t read_len;
-	size_t first_frame;              /* offset of its first DATA frame in the batch */
-
-	uint64_t bytes_out;
-	uint64_t start_ms;
-} __attribute__((aligned(16)));
-
-struct h2_session {
-	nghttp2_session *ng;
-	struct conn *c;
-	struct h2_stream *streams;
-	struct h2_stream *reading;
-	unsigned reads_pending;
-	char *out;                       /* the batch; with kTLS it is wire.tx itself */
-	size_t out_len, out_cap;
-	bool cut;                        /* a file came short: send out[0, cut_at), then close */
-	size_t cut_at;
-	bool stopping;
-
-	/* --h2-sendfile (expert, kTLS only): each DATA frame leaves as its
-	 * header alone, then its payload spliced, as nginx does with sendfile,
-	 * so the cost of that pattern can be measured. */
-	bool sendfile;
-	struct h2_stream *sf;            /* the frame whose payload goes next */
-	uint64_t sf_off;
-	size_t sf_len;                   /* payload not yet in the pipe */
-};
 
 static bool kernel_encrypts(const struct conn *c)
 {
 	return !conn_user_tls(c);
-}
-
-static void stream_free(struct h2_stream *s)
-{
-	struct h2_session *hs = s->hs;
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		hs->streams = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	if (s->file_fd >= 0)
-		close(s->file_fd);
-	free(s);
 }
 
 /* ---- the batch buffer ---- */
@@ -147,116 +50,6 @@ static void batch_close(struct h2_session *hs)
 		hs->c->wire.tx_len = hs->out_len;
 }
 
-static ssize_t send_cb(nghttp2_session *ng, const uint8_t *data, size_t len, int flags, void *ud)
-{
-	struct h2_session *hs = ud;
-	size_t room = hs->out_cap - hs->out_len;
-
-	if (room == 0)
-		return NGHTTP2_ERR_WOULDBLOCK;
-	if (len > room)
-		len = room;
-	memcpy(hs->out + hs->out_len, data, len);
-	hs->out_len += len;
-	return (ssize_t)len;
-}
-
-static size_t page_left(const struct h2_stream *s)
-{
-	return s->page ? s->page_len - s->page_off : 0;
-}
-
-/* Decides the next DATA payload of s: bytes of a page (an error page, or
- * multipart framing parked in s->lit) or a file range. Nothing is written
- * here: with NO_COPY, send_data_cb writes it, maybe on a later call. */
-static ssize_t read_cb(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t length,
-		       uint32_t *flags, nghttp2_data_source *src, void *ud)
-{
-	struct h2_stream *s = src->ptr;
-	size_t n = 0;
-	uint64_t off;
-
-	*flags |= NGHTTP2_DATA_FLAG_NO_COPY;
-	if (page_left(s) == 0 && !s->body.done) {
-		/* Framing never exceeds s->lit; file bytes are limited by the
-		 * frame, not by s->lit, so room is the larger of the two. */
-		size_t room = length > sizeof(s->lit) ? length : sizeof(s->lit);
-		switch (body_next(&s->body, s->lit, room, &n, &off)) {
-		case BODY_LITERAL:
-			s->page = s->lit;
-			s->page_len = n;
-			s->page_off = 0;
-			break;
-		case BODY_FILE:
-			s->pend = PEND_FILE;
-			s->pend_len = n < length ? n : length;
-			if (s->body.remaining == s->pend_len)
-				*flags |= NGHTTP2_DATA_FLAG_EOF;
-			return (ssize_t)s->pend_len;
-		default:
-			break;
-		}
-	}
-	n = page_left(s) < length ? page_left(s) : length;
-	s->pend = n ? PEND_LITERAL : PEND_NONE;
-	s->pend_len = n;
-	if (page_left(s) == n && (s->body.done || s->body.remaining == 0))
-		*flags |= NGHTTP2_DATA_FLAG_EOF;
-	return (ssize_t)n;
-}
-
-static int send_data_cb(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t *framehd,
-			size_t length, nghttp2_data_source *src, void *ud)
-{
-	struct h2_session *hs = ud;
-	struct h2_stream *s = src->ptr;
-	size_t at = hs->out_len;
-
-	if (hs->out_cap - hs->out_len < FRAME_HEADER + length)
-		return NGHTTP2_ERR_WOULDBLOCK; /* next batch; nghttp2 calls again */
-	/* One readv per stream and batch covers one contiguous file range:
-	 * the next range of a multipart body waits for the next batch. */
-	if (s->pend == PEND_FILE && s->niov > 0 &&
-	    (s->niov == MAX_IOV || s->body.off != s->read_off + s->read_len))
-		return NGHTTP2_ERR_WOULDBLOCK;
-	if (hs->sendfile && s->pend == PEND_FILE) {
-		memcpy(hs->out + at, framehd, FRAME_HEADER);
-		hs->out_len += FRAME_HEADER;
-		hs->sf = s;
-		hs->sf_off = s->body.off;
-		hs->sf_len = length;
-		body_advance(&s->body, length);
-		s->bytes_out += FRAME_HEADER + length;
-		s->pend = PEND_NONE;
-		return NGHTTP2_ERR_PAUSE; /* send the header, then splice */
-	}
-	memcpy(hs->out + at, framehd, FRAME_HEADER);
-	hs->out_len += FRAME_HEADER;
-	if (s->pend == PEND_LITERAL) {
-		memcpy(hs->out + hs->out_len, s->page + s->page_off, length);
-		s->page_off += length;
-		if (s->page_off == s->page_len && s->page == s->lit)
-			s->page = NULL; /* framing sent: back to the file */
-	} else if (s->pend == PEND_FILE) {
-		if (s->niov == 0) {
-			s->read_off = s->body.off;
-			s->read_len = 0;
-			s->first_frame = at;
-			s->next_reading = hs->reading;
-			hs->reading = s;
-		}
-		s->iov[s->niov].iov_base = hs->out + hs->out_len;
-		s->iov[s->niov].iov_len = length;
-		s->niov++;
-		s->read_len += length;
-		body_advance(&s->body, length);
-	}
-	hs->out_len += length;
-	s->bytes_out += FRAME_HEADER + length;
-	s->pend = PEND_NONE;
-	return 0;
-}
-
 static void post_reads(struct h2_session *hs)
 {
 	for (struct h2_stream *s = hs->reading; s; s = s->next_reading) {
@@ -273,321 +66,18 @@ static void post_reads(struct h2_session *hs)
 
 void h2_read_complete(struct h2_stream *s, int res)
 {
-	struct h2_session *hs = s->hs;
-	struct conn *c = hs->c;
+	struct conn *c = s->hs->c;
 
-	s->read_posted = false;
-	hs->reads_pending--;
-	if (res < 0 || (size_t)res != s->read_len) {
-		s->truncated = true;
-		/* The file shrank (or failed): the frames of this batch from
-		 * this stream on would carry bytes we do not have. Send what
-		 * precedes them and close; never send a hole. */
-		if (!hs->cut || s->first_frame < hs->cut_at)
-			hs->cut_at = s->first_frame;
-		hs->cut = true;
-		c->w->stats.truncated++;
-		log_msg(LOG_WARN, "h2 stream %d: file shrank or failed during the response (%s); "
-				  "closing",
-			s->id, res < 0 ? strerror(-res) : "short read");
-	}
-	s->niov = 0;
-	if (s->closed)
-		stream_free(s);
+	h2_session_read_done(s, res);
 	conn_op_done(c);
 }
-
-/* ---- requests ---- */
-
-static struct h2_session *hs_of(void *ud)
-{
-	return ud;
-}
-
-static struct h2_str *field_of(struct h2_stream *s, const uint8_t *name, size_t len)
-{
-	static const struct {
-		const char *name;
-		size_t off;
-	} fields[] = {
-	    {":method", offsetof(struct h2_stream, method)},
-	    {":path", offsetof(struct h2_stream, path)},
-	    {":authority", offsetof(struct h2_stream, authority)},
-	    {"range", offsetof(struct h2_stream, range)},
-	    {"if-match", offsetof(struct h2_stream, if_match)},
-	    {"if-none-match", offsetof(struct h2_stream, if_none_match)},
-	    {"if-modified-since", offsetof(struct h2_stream, if_modified_since)},
-	    {"if-unmodified-since", offsetof(struct h2_stream, if_unmodified_since)},
-	    {"if-range", offsetof(struct h2_stream, if_range)},
-	};
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
-		if (strlen(fields[i].name) == len && memcmp(fields[i].name, name, len) == 0)
-			return (struct h2_str *)((char *)s + fields[i].off);
-	return NULL;
-}
-
-static int begin_headers_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
-{
-	struct h2_session *hs = ud;
-	struct h2_stream *s;
-
-	if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
-		return 0;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NGHTTP2_ERR_CALLBACK_FAILURE;
-	s->hs = hs;
-	s->id = frame->hd.stream_id;
-	s->file_fd = -1;
-	s->start_ms = hs->c->w->now_ms;
-	s->next = hs->streams;
-	if (hs->streams)
-		hs->streams->prev = s;
-	hs->streams = s;
-	nghttp2_session_set_stream_user_data(ng, s->id, s);
-	return 0;
-}
-
-static int header_cb(nghttp2_session *ng, const nghttp2_frame *frame, const uint8_t *name,
-		     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags, void *ud)
-{
-	struct h2_stream *s = nghttp2_session_get_stream_user_data(ng, frame->hd.stream_id);
-	struct h2_str *f;
-
-	if (!s || frame->hd.type != NGHTTP2_HEADERS)
-		return 0;
-	/* RFC 9113 6.5.2 counts 32 bytes of overhead per field. */
-	s->header_bytes += namelen + valuelen + 32;
-	if (s->header_bytes > hs_of(ud)->c->w->srv->cfg->h2_max_header_list)
-		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* the stream is reset */
-	f = field_of(s, name, namelen);
-	if (!f)
-		return 0;
-	if (f->p || s->arena_used + valuelen > ARENA) {
-		/* A repeated field we act on is ambiguous, as in HTTP/1.1. */
-		s->bad = true;
-		return 0;
-	}
-	memcpy(s->arena + s->arena_used, value, valuelen);
-	f->p = s->arena + s->arena_used;
-	f->len = valuelen;
-	s->arena_used += valuelen;
-	return 0;
-}
-
-static bool is(const struct h2_str *f, const char *word)
-{
-	return f->p && f->len == strlen(word) && memcmp(f->p, word, f->len) == 0;
-}
-
-static void add_nv(nghttp2_nv *nv, size_t *n, const char *name, const char *value)
-{
-	nv[*n].name = (uint8_t *)name;
-	nv[*n].namelen = strlen(name);
-	nv[*n].value = (uint8_t *)value;
-	nv[*n].valuelen = strlen(value);
-	nv[*n].flags = NGHTTP2_NV_FLAG_NONE;
-	(*n)++;
-}
-
-static int submit(struct h2_session *hs, struct h2_stream *s, nghttp2_nv *nv, size_t n,
-		  bool body)
-{
-	nghttp2_data_provider prd = {.source.ptr = s, .read_callback = read_cb};
-	return nghttp2_submit_response(hs->ng, s->id, nv, n, body ? &prd : NULL);
-}
-
-static int respond_page(struct h2_session *hs, struct h2_stream *s, int status, bool head)
-{
-	nghttp2_nv nv[8];
-	size_t n = 0;
-	char code[8], len[24];
-
-	s->status = status;
-	s->page_len = status_page(status, s->page_buf, sizeof(s->page_buf));
-	s->page = s->page_buf;
-	s->body.done = true;
-	snprintf(code, sizeof(code), "%d", status);
-	snprintf(len, sizeof(len), "%zu", s->page_len);
-	add_nv(nv, &n, ":status", code);
-	add_nv(nv, &n, "server", "ktlsd");
-	add_nv(nv, &n, "date", worker_date(hs->c->w));
-	add_nv(nv, &n, "content-type", "text/html; charset=utf-8");
-	add_nv(nv, &n, "content-length", len);
-	if (status == 405)
-		add_nv(nv, &n, "allow", "GET, HEAD");
-	if (status == 301)
-		add_nv(nv, &n, "location", s->location);
-	return submit(hs, s, nv, n, !head);
-}
-
-static int respond_file(struct h2_session *hs, struct h2_stream *s, struct resolved *res,
-			bool head)
-{
-	struct static_request req = {.head = head};
-	struct static_response *sr = &s->sr;
-	nghttp2_nv nv[12];
-	size_t n = 0;
-	char code[8], len[24];
-
-	req.cond.if_match = s->if_match.p;
-	req.cond.if_match_len = s->if_match.len;
-	req.cond.if_none_match = s->if_none_match.p;
-	req.cond.if_none_match_len = s->if_none_match.len;
-	req.cond.if_modified_since = s->if_modified_since.p;
-	req.cond.if_modified_since_len = s->if_modified_since.len;
-	req.cond.if_unmodified_since = s->if_unmodified_since.p;
-	req.cond.if_unmodified_since_len = s->if_unmodified_since.len;
-	req.range = s->range.p;
-	req.range_len = s->range.len;
-	req.if_range = s->if_range.p;
-	req.if_range_len = s->if_range.len;
-
-	resolve_static_file(hs->c->w->srv, res, &s->file);
-	static_file_respond(&req, &s->file, hs->c->w->boundary_seed++, sr);
-	s->status = sr->status;
-	s->file_fd = res->fd;
-	snprintf(code, sizeof(code), "%d", sr->status);
-	snprintf(len, sizeof(len), "%llu", (unsigned long long)sr->content_length);
-	add_nv(nv, &n, ":status", code);
-	add_nv(nv, &n, "server", "ktlsd");
-	add_nv(nv, &n, "date", worker_date(hs->c->w));
-	if (sr->content_type)
-		add_nv(nv, &n, "content-type", sr->content_type);
-	if (sr->status != 304)
-		add_nv(nv, &n, "content-length", len);
-	if (sr->status == 200 || sr->status == 206 || sr->status == 304) {
-		add_nv(nv, &n, "last-modified", sr->last_modified);
-		add_nv(nv, &n, "etag", sr->etag);
-	}
-	if (sr->content_range[0])
-		add_nv(nv, &n, "content-range", sr->content_range);
-	add_nv(nv, &n, "accept-ranges", "bytes");
-	bool body = sr->send_body && sr->content_length > 0;
-	if (body) {
-		body_start(&s->body, sr, &s->file);
-		hs->c->w->stats.body_copy++;
-	}
-	return submit(hs, s, nv, n, body);
-}
-
-static int on_request(struct h2_session *hs, struct h2_stream *s)
-{
-	struct resolved res;
-	bool head = is(&s->method, "HEAD");
-
-	hs->c->w->stats.requests++;
-	if (s->bad || !s->path.p)
-		return respond_page(hs, s, 400, head);
-	if (!head && !is(&s->method, "GET"))
-		return respond_page(hs, s, 405, false);
-	resolve_target(hs->c->w->srv, s->path.p, s->path.len, &res);
-	if (res.status == 301)
-		memcpy(s->location, res.location, sizeof(s->location));
-	if (res.status)
-		return respond_page(hs, s, res.status, head);
-	return respond_file(hs, s, &res, head);
-}
-
-static int frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
-{
-	struct h2_session *hs = ud;
-	struct h2_stream *s;
-
-	if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
-		return 0;
-	s = nghttp2_session_get_stream_user_data(ng, frame->hd.stream_id);
-	if (!s)
-		return 0;
-	/* Answer at the end of the head; a request body, if any, is not read
-	 * (only GET and HEAD are served). */
-	if (on_request(hs, s) != 0)
-		nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_INTERNAL_ERROR);
-	return 0;
-}
-
-static void log_stream(struct h2_session *hs, struct h2_stream *s, uint32_t error)
-{
-	struct conn *c = hs->c;
-	struct access_log *al = &c->w->alog;
-	char when[32];
-
-	if (al->fd < 0 || !s->status)
-		return;
-	access_log_time(when);
-	access_log_line(al, "%s [%s] \"%.*s %.*s HTTP/2\" %d %llu %.3f HTTP/2 %s %s ktls=%s body=%s%s",
-			c->peer_text, when, (int)s->method.len, s->method.p ? s->method.p : "-",
-			(int)(s->path.len > 200 ? 200 : s->path.len), s->path.p ? s->path.p : "-",
-			s->status, (unsigned long long)s->bytes_out,
-			(double)(c->w->now_ms - s->start_ms) / 1000.0, tls_version_name(c->ssl),
-			tls_cipher_name(c->ssl), c->wire.ktls_tx ? "tx" : "off",
-			s->file_fd >= 0 ? (hs->sendfile ? "splice" : "framed") : "none",
-			s->truncated ? " truncated" : error ? " reset" : "");
-}
-
-static int stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t error, void *ud)
-{
-	struct h2_session *hs = ud;
-	struct h2_stream *s = nghttp2_session_get_stream_user_data(ng, id);
-
-	if (!s)
-		return 0;
-	log_stream(hs, s, error);
-	nghttp2_session_set_stream_user_data(ng, id, NULL);
-	s->closed = true;
-	if (!s->read_posted && s->niov == 0 && hs->sf != s)
-		stream_free(s);
-	/* else: its holes are in the batch; freed when the readv completes */
-	return 0;
-}
-
-/* ---- the session ---- */
 
 void h2_conn_start(struct conn *c)
 {
 	const struct config *cfg = c->w->srv->cfg;
-	nghttp2_session_callbacks *cb = NULL;
-	nghttp2_option *opt = NULL;
-	struct h2_session *hs = calloc(1, sizeof(*hs));
-	int rc = -1;
+	struct h2_session *hs;
 
-	if (!hs || nghttp2_session_callbacks_new(&cb) != 0 || nghttp2_option_new(&opt) != 0)
-		goto out;
-	hs->c = c;
-	nghttp2_session_callbacks_set_send_callback(cb, send_cb);
-	nghttp2_session_callbacks_set_send_data_callback(cb, send_data_cb);
-	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, begin_headers_cb);
-	nghttp2_session_callbacks_set_on_header_callback(cb, header_cb);
-	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, frame_recv_cb);
-	nghttp2_session_callbacks_set_on_stream_close_callback(cb, stream_close_cb);
-
-	/* The floods of 2019 and 2023: nghttp2 counts them, we set the limits. */
-	nghttp2_option_set_max_continuations(opt, cfg->h2_max_continuations);
-	nghttp2_option_set_stream_reset_rate_limit(opt, (uint64_t)cfg->h2_reset_rate * 10,
-						   cfg->h2_reset_rate);
-	nghttp2_option_set_max_outbound_ack(opt, 1000);
-	nghttp2_option_set_max_settings(opt, 32);
-	nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
-	if (nghttp2_session_server_new2(&hs->ng, cb, hs, opt) != 0)
-		goto out;
-
-	nghttp2_settings_entry iv[] = {
-	    {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, cfg->h2_max_streams},
-	    {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, cfg->h2_max_header_list},
-	    {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
-	};
-	if (nghttp2_submit_settings(hs->ng, NGHTTP2_FLAG_NONE, iv, sizeof(iv) / sizeof(iv[0])) != 0)
-		goto out;
-	rc = 0;
-out:
-	if (cb)
-		nghttp2_session_callbacks_del(cb);
-	if (opt)
-		nghttp2_option_del(opt);
-	if (rc < 0) {
-		if (hs && hs->ng)
-			nghttp2_session_del(hs->ng);
-		free(hs);
+	if (h2_session_new(&hs, c) < 0) {
 		conn_abort(c, "HTTP/2 session set-up failed");
 		return;
 	}
@@ -653,12 +143,11 @@ static void output_sendfile(struct conn *c)
 		if (hs->sf) {
 			struct h2_stream *s = hs->sf;
 			hs->sf = NULL;
-			if (s->closed)
-				stream_free(s);
+			h2_stream_release(s);
 		}
 		if (!batch_open(hs))
 			return;
-		int rv = nghttp2_session_send(hs->ng);
+		int rv = h2_session_fill(hs);
 		batch_close(hs);
 		if (rv != 0) {
 			conn_abort(c, "HTTP/2 send failed");
@@ -720,7 +209,7 @@ void h2_drive(struct conn *c)
 	while (!hs->sendfile) {
 		/* Fill a batch: frames, and the holes for file bytes. */
 		if (hs->reads_pending == 0 && !hs->cut && batch_open(hs)) {
-			int rv = nghttp2_session_send(hs->ng);
+			int rv = h2_session_fill(hs);
 			batch_close(hs);
 			if (rv != 0) {
 				conn_abort(c, "HTTP/2 send failed");
@@ -796,11 +285,8 @@ void h2_conn_free(struct conn *c)
 	struct h2_session *hs = c->h2;
 	if (!hs)
 		return;
-	nghttp2_session_del(hs->ng);
-	while (hs->streams)
-		stream_free(hs->streams);
 	if (!kernel_encrypts(c))
 		free(hs->out);
-	free(hs);
+	h2_session_free(hs);
 	c->h2 = NULL;
 }
