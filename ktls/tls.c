@@ -84,8 +84,14 @@ static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char iv[
 		return -1;
 	OPENSSL_cleanse(aes, sizeof(aes));
 	OPENSSL_cleanse(mac, sizeof(mac));
-	/* 2: valid but old, OpenSSL issues a fresh ticket. */
-	return enc || epoch == now_epoch ? 1 : 2;
+	/* 2: valid, and OpenSSL issues a fresh ticket. Always so for TLS 1.3,
+	 * whose tickets are meant for one use (RFC 8446 C.4): with 1 OpenSSL
+	 * sends no new ticket after a resumption and a client that uses each
+	 * ticket once (browsers) would get a full handshake every other time.
+	 * For TLS 1.2, only when the key is from the previous period. */
+	if (enc)
+		return 1;
+	return epoch == now_epoch && SSL_version(ssl) < TLS1_3_VERSION ? 1 : 2;
 }
 
 static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,

@@ -27,6 +27,24 @@ static uint64_t monotonic_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* SO_REUSEPORT lets a second server (another ktlsd, a leftover one) bind
+ * the same port and silently take half the connections. A socket without
+ * it cannot bind a port someone listens on: probe with one first. */
+static int port_is_free(const struct config_listen *l)
+{
+	int one = 1, rc = 0;
+	int fd = socket(l->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    (l->addr.ss_family == AF_INET6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
+	    bind(fd, (const struct sockaddr *)&l->addr, l->addrlen) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
 static int listen_socket(const struct config_listen *l)
 {
 	int one = 1;
@@ -59,7 +77,9 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 	for (size_t i = 0; i < cfg->nlisten + cfg->nlisten_plain; i++) {
 		bool tls = i < cfg->nlisten;
 		const struct config_listen *cl = tls ? &cfg->listen[i] : &cfg->listen_plain[i - cfg->nlisten];
-		int fd = listen_socket(cl);
+		int fd = id == 0 ? port_is_free(cl) : 0;
+		if (fd == 0)
+			fd = listen_socket(cl);
 		if (fd < 0) {
 			log_msg(LOG_ERROR, "listen %s: %s", cl->text, strerror(-fd));
 			return fd;

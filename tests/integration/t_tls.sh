@@ -93,16 +93,25 @@ for v in 1_2 1_3; do
 	if [ "$v" = 1_2 ]; then
 		check "TLS 1.2 server issued a session ticket" grep -q 'TLS session ticket:' "$T/sc.out"
 	fi
-	reused=0
+	reused=0 fresh=0
 	for i in 1 2 3 4; do
 		[ -s "$T/sess.$v.$((i - 1))" ] || break
 		sclient -servername localhost "-tls$v" -sess_in "$T/sess.$v.$((i - 1))" -sess_out "$T/sess.$v.$i"
 		case $NEGOTIATED in Reused,*) reused=$((reused + 1)) ;; esac
 		# s_client writes -sess_out only when it got a new session (TLS 1.2
 		# resumption may not issue one): then the old one is still good.
-		[ -s "$T/sess.$v.$i" ] || cp "$T/sess.$v.$((i - 1))" "$T/sess.$v.$i"
+		if [ -s "$T/sess.$v.$i" ]; then
+			fresh=$((fresh + 1))
+		else
+			cp "$T/sess.$v.$((i - 1))" "$T/sess.$v.$i"
+		fi
 	done
 	expect_eq "TLS ${v/_/.} session resumed (4 of 4 connections say Reused)" "$reused" 4
+	if [ "$v" = 1_3 ]; then
+		# TLS 1.3 tickets are for one use: every resumption must bring a
+		# new one, or a browser-like client resumes only every other time.
+		expect_eq "TLS 1.3: each resumption issues a fresh ticket (4 of 4)" "$fresh" 4
+	fi
 done
 
 # curl with each certificate type, trusting only that certificate.
