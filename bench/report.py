@@ -1,0 +1,441 @@
+#!/usr/bin/python3
+"""Turn one bench/run results folder into results.csv, report.md and PNGs.
+
+Usage: bench/report.py OUT
+
+Reads OUT/raw.csv (one row per measurement: every repetition of every cell
+for every server) and writes:
+  OUT/results.csv  one row per cell, server and metric: median, min, max,
+                   the server's CPU use, work per server CPU-second, flags
+  OUT/report.md    ratio table first (ktlsd / best peer of each cell), then
+                   the plots, the full tables, and how to reproduce it all
+  OUT/*.png        plots drawn with gnuplot (skipped, with a note, if
+                   gnuplot is missing)
+"""
+import csv
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+OUT = sys.argv[1]
+RESULTS_HEADER = ["group", "cell", "server", "metric", "unit", "median", "min", "max", "reps",
+                  "server_cpu_util", "per_cpu_median", "per_cpu_unit", "bound", "other_load",
+                  "client_busy", "verified", "note"]
+# Metrics where smaller is better (costs); for all others bigger is better.
+LOWER_IS_BETTER = {"syscalls_per_mib", "sends_per_mib", "user_copy_bytes_per_mib",
+                   "ring_ops_per_mib", "pss_total", "pss_per_conn", "records_per_mib", "peak_rss",
+                   "syscalls_per_mib_uml"}
+# A server that used less than this share of its core was not the
+# bottleneck: the client (or something else) was.
+BUSY = 0.85
+
+
+def num(s):
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return None
+
+
+def fmt(v, unit=""):
+    if v is None:
+        return "n/a"
+    if unit in ("GB/s", "GB/cpu-s"):
+        return "%.2f" % v
+    if abs(v) >= 100:
+        return "{:,.0f}".format(v)
+    if abs(v) >= 10:
+        return "%.1f" % v
+    return "%.2f" % v
+
+
+def read_raw():
+    with open(os.path.join(OUT, "raw.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def aggregate(raw):
+    """Group the repetitions of each (group, cell, server, metric)."""
+    order, groups = [], {}
+    for r in raw:
+        if r["group"] == "start":
+            continue
+        key = (r["group"], r["cell"], r["server"], r["metric"])
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(r)
+    rows = []
+    for key in order:
+        rs = groups[key]
+        vals = [num(r["value"]) for r in rs if num(r["value"]) is not None]
+        per = [num(r["per_cpu"]) for r in rs if num(r["per_cpu"]) is not None]
+        util = [num(r["server_cpu_s"]) / num(r["wall_s"]) for r in rs
+                if num(r["server_cpu_s"]) is not None and num(r["wall_s"])]
+        other = [num(r["other_load"]) for r in rs if num(r["other_load"]) is not None]
+        cbusy = [num(r.get("client_busy")) for r in rs if num(r.get("client_busy")) is not None]
+        verified = "FAIL" if any(r["verified"] == "FAIL" for r in rs) else (
+            max((r["verified"] for r in rs), key=len) if rs else "")
+        u = statistics.median(util) if util else None
+        o = statistics.median(other) if other else None
+        cb = statistics.median(cbusy) if cbusy else None
+        bound = ""
+        if rs[0]["metric"] in ("rate", "throughput") and u is not None and rs[0]["server"] != "machine":
+            # Server core saturated: server-bound. Otherwise the client
+            # cores tell: saturated (by the load generator or others) means
+            # client-bound; neither saturated means the server waited
+            # (latency, one send in flight, ...).
+            if u >= BUSY:
+                bound = "server"
+            elif cb is None:
+                bound = "unknown (cell shorter than 0.5 s)"
+            elif cb >= 0.9:
+                bound = "client"
+            else:
+                bound = "neither"
+            if o is not None and o > 0.15:
+                bound += ", shared core"
+        note = next((r["note"] for r in rs if r["note"]), "")
+        rows.append({
+            "group": key[0], "cell": key[1], "server": key[2], "metric": key[3],
+            "unit": rs[0]["unit"],
+            "median": statistics.median(vals) if vals else None,
+            "min": min(vals) if vals else None,
+            "max": max(vals) if vals else None,
+            "reps": len(vals),
+            "server_cpu_util": u,
+            "per_cpu_median": statistics.median(per) if per else None,
+            "per_cpu_unit": rs[0]["per_cpu_unit"],
+            "bound": bound, "other_load": o, "client_busy": cb, "verified": verified,
+            "note": note,
+        })
+    return rows
+
+
+def write_results(rows):
+    with open(os.path.join(OUT, "results.csv"), "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(RESULTS_HEADER)
+        for r in rows:
+            w.writerow([("n/a" if r[k] is None else
+                         ("%.4g" % r[k] if isinstance(r[k], float) else r[k]))
+                        for k in RESULTS_HEADER])
+
+
+def cells_of(rows):
+    """(group, cell, metric) in first-seen order."""
+    seen, out = set(), []
+    for r in rows:
+        k = (r["group"], r["cell"], r["metric"])
+        if k not in seen:
+            seen.add(k)
+            out.append(k)
+    return out
+
+
+def servers_of(rows):
+    out = []
+    for r in rows:
+        if r["server"] not in out and r["server"] != "machine":
+            out.append(r["server"])
+    # ktlsd first, then nginx, then the rest in order of appearance.
+    out.sort(key=lambda s: (s != "ktlsd", s != "nginx"))
+    return out
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+# The ratio table has one line per cell and headline metric; the other
+# metrics (median record size, mean ring send, curiosities) are in the full
+# tables below it.
+HEADLINE = {"rate", "throughput", "peak_rss", "pss_per_conn", "pss_total", "syscalls_per_mib",
+            "user_copy_bytes_per_mib", "records_per_mib"}
+
+
+def ratio_table(rows):
+    by = {(r["group"], r["cell"], r["metric"], r["server"]): r for r in rows}
+    ring = {(r["group"], r["cell"]): r for r in rows
+            if r["metric"] == "ring_ops_per_mib" and r["server"] == "ktlsd"}
+    lines = ["| cell | metric | ktlsd | best peer | ktlsd / best | ktlsd / nginx "
+             "| per server CPU-s: ktlsd / best | notes |",
+             "|---|---|---:|---|---:|---:|---:|---|"]
+    for g, cell, metric in cells_of(rows):
+        k = by.get((g, cell, metric, "ktlsd"))
+        if k is None or metric not in HEADLINE:
+            continue
+        if g == "memory" and metric == "pss_total" and "after" not in cell:
+            continue
+        lower = metric in LOWER_IS_BETTER
+        peers = [r for (gg, cc, mm, s), r in by.items()
+                 if (gg, cc, mm) == (g, cell, metric) and s != "ktlsd" and r["median"] is not None]
+        best = None
+        if peers:
+            best = (min if lower else max)(peers, key=lambda r: r["median"])
+        ng = by.get((g, cell, metric, "nginx"))
+        notes = []
+        if k["median"] is None:
+            notes.append(k["note"] or "not measured")
+        if k["bound"].startswith("neither"):
+            notes.append("ktlsd used %.0f%% of its core and the client cores were %.0f%% busy: "
+                         "ktlsd waited (latency), neither side was saturated"
+                         % (100 * (k["server_cpu_util"] or 0), 100 * (k["client_busy"] or 0)))
+        elif k["bound"].startswith("client"):
+            note = ("ktlsd used %.0f%% of its core, the client cores were saturated "
+                    "(client-bound): compare per CPU-s" % (100 * (k["server_cpu_util"] or 0)))
+            if best is not None and not lower and k["median"] and best["median"] > 1.2 * k["median"]:
+                note += "; but %s went %.1fx faster with the same client" % (
+                    best["server"], best["median"] / k["median"])
+            notes.append(note)
+        if "shared core" in k["bound"]:
+            notes.append("others used %.0f%% of the server core" % (100 * (k["other_load"] or 0)))
+        if k["verified"] == "FAIL" or (best and best["verified"] == "FAIL"):
+            notes.append("**bytes not verified (FAIL)**")
+        if "RESUMED ONLY" in k["note"]:
+            notes.append("ktlsd resumed only " + k["note"].split("RESUMED ONLY ")[1].split(";")[0]
+                         + " of the sessions offered")
+        if metric == "syscalls_per_mib" and (g, cell) in ring and ring[(g, cell)]["median"]:
+            notes.append("ktlsd's io_uring I/O is not syscalls: plus %s ring ops/MiB"
+                         % fmt(ring[(g, cell)]["median"]))
+        if lower:
+            notes.append("lower is better")
+        unit = k["unit"]
+        per_best = None
+        if best and best["per_cpu_median"] is not None:
+            per_best = max((p for p in peers if p["per_cpu_median"] is not None),
+                           key=lambda r: r["per_cpu_median"])
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            cell, "%s (%s)" % (metric, unit), fmt(k["median"], unit),
+            ("%s %s" % (best["server"], fmt(best["median"], unit))) if best else "-",
+            fmt(ratio(k["median"], best["median"] if best else None)),
+            fmt(ratio(k["median"], ng["median"] if ng else None)),
+            fmt(ratio(k["per_cpu_median"], per_best["per_cpu_median"] if per_best else None)),
+            "; ".join(notes)))
+    return lines
+
+
+def full_table(rows, groups):
+    lines = ["| cell | server | metric | median [min - max] | reps | server CPU | per server CPU-s "
+             "| bound | verified | note |",
+             "|---|---|---|---|---:|---:|---|---|---|---|"]
+    for r in rows:
+        if r["group"] not in groups:
+            continue
+        u = r["unit"]
+        rng = fmt(r["median"], u)
+        if r["reps"] and r["reps"] > 1:
+            rng += " [%s - %s]" % (fmt(r["min"], u), fmt(r["max"], u))
+        lines.append("| %s | %s | %s (%s) | %s | %d | %s | %s | %s | %s | %s |" % (
+            r["cell"], r["server"], r["metric"], u, rng, r["reps"],
+            "%.0f%%" % (100 * r["server_cpu_util"]) if r["server_cpu_util"] is not None else "",
+            ("%s %s" % (fmt(r["per_cpu_median"], r["per_cpu_unit"]), r["per_cpu_unit"]))
+            if r["per_cpu_median"] is not None else "",
+            r["bound"], r["verified"], r["note"].replace("|", "/")))
+    return lines
+
+
+def series(r):
+    """The bar a row belongs to: its server, or "ktlsd ring ops"."""
+    return r["server"] + (" ring ops" if r["metric"] == "ring_ops_per_mib" else "")
+
+
+def plot(name, title, ylabel, rows, pick, value="median"):
+    """Clustered bars: one cluster per cell, one bar per server (series)."""
+    sel = [r for r in rows if pick(r)]
+    if not sel or not shutil.which("gnuplot"):
+        return None
+    servers = []
+    for s in servers_of(sel):
+        servers += [x for x in (s, s + " ring ops") if any(series(r) == x for r in sel)]
+    cells = []
+    for r in sel:
+        if r["cell"] not in cells:
+            cells.append(r["cell"])
+    by = {(r["cell"], series(r)): r[value] for r in sel}
+    dat = os.path.join(OUT, name + ".dat")
+    with open(dat, "w") as f:
+        f.write('"cell" ' + " ".join('"%s"' % s for s in servers) + "\n")
+        for c in cells:
+            vals = [by.get((c, s)) for s in servers]
+            f.write('"%s" %s\n' % (c, " ".join("-" if v is None else "%g" % v for v in vals)))
+    gp = os.path.join(OUT, name + ".gp")
+    with open(gp, "w") as f:
+        f.write("""set terminal pngcairo size 1200,600 noenhanced font ",10"
+set output "%s"
+set title "%s"
+set ylabel "%s"
+set datafile missing "-"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set grid ytics
+set key top right
+set yrange [0:*]
+set xtics rotate by -25 left
+set bmargin 8
+plot for [i=2:%d] "%s" using i:xtic(1) title columnheader(i)
+""" % (os.path.join(OUT, name + ".png"), title, ylabel, len(servers) + 1, dat))
+    r = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
+    if r.returncode != 0:
+        # pngcairo is missing in some builds: fall back to the gd png terminal.
+        with open(gp) as f:
+            text = f.read().replace('pngcairo size 1200,600 noenhanced font ",10"',
+                                    "png size 1200,600 noenhanced")
+        with open(gp, "w") as f:
+            f.write(text)
+        r = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.stderr.write("gnuplot failed for %s: %s\n" % (name, r.stderr))
+        return None
+    return name + ".png"
+
+
+def read(name, default=""):
+    try:
+        with open(os.path.join(OUT, name)) as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def main():
+    raw = read_raw()
+    rows = aggregate(raw)
+    write_results(rows)
+    fails = [r for r in raw if r["group"] == "start"]
+
+    md = ["# ktlsd side by side", ""]
+    md.append("`%s` — %s" % (read("invocation.txt").strip(),
+                             " ".join(read("versions.txt").splitlines()[:1])))
+    md.append("")
+    md.append("Servers: %s. Each cell is the median of its repetitions (servers alternating "
+              "A B A B), the server pinned to one core and the load generator to the others. "
+              "\"per server CPU-s\" divides the work by the CPU time the server itself used "
+              "(from /proc), which stays fair when the client is the bottleneck; a cell where "
+              "the server used less than %d%% of its core is marked client-bound when the client "
+              "cores were saturated, and \"neither\" (the server waited) when they were not." %
+              (", ".join(servers_of(rows)), int(BUSY * 100)))
+    md.append("")
+    md.append("## ktlsd / best peer, every cell")
+    md.append("")
+    md.append("Ratios above 1 favour ktlsd (for costs, marked *lower is better*, below 1 does).")
+    md.append("")
+    md += ratio_table(rows)
+    md.append("")
+    if fails:
+        md.append("Servers that failed a configuration: " + "; ".join(
+            "%s (%s, rep %s): %s" % (r["server"], r["cell"], r["rep"], r["note"]) for r in fails))
+        md.append("")
+
+    md.append("## Plots")
+    md.append("")
+    pngs = [
+        plot("throughput", "Large files and plain HTTP: throughput by mode (median)", "GB/s",
+             rows, lambda r: r["group"] in ("large", "plain") and r["metric"] == "throughput"),
+        plot("per_cpu_requests", "1 KiB requests per server CPU-second", "requests per CPU-s",
+             rows, lambda r: r["group"] == "small" and r["per_cpu_median"] is not None,
+             "per_cpu_median"),
+        plot("per_cpu_handshakes", "Handshakes per server CPU-second", "handshakes per CPU-s",
+             rows, lambda r: r["group"] == "handshake" and r["per_cpu_median"] is not None,
+             "per_cpu_median"),
+        plot("syscalls", "Syscalls per MiB served (ktlsd: and io_uring operations), one download",
+             "per MiB", rows, lambda r: r["group"] == "cost"
+             and r["metric"] in ("syscalls_per_mib", "ring_ops_per_mib")),
+        plot("ktls_matrix", "kTLS matrix in user-mode Linux: syscalls (and ring ops) per MiB",
+             "per MiB", rows, lambda r: r["group"] == "ktls"
+             and r["metric"] in ("syscalls_per_mib", "ring_ops_per_mib")),
+        plot("ktls_records", "kTLS matrix in user-mode Linux: TLS records per MiB", "records per MiB",
+             rows, lambda r: r["group"] == "ktls" and r["metric"] == "records_per_mib"),
+    ]
+    if not any(pngs):
+        md.append("(no plots: gnuplot is not installed or there was nothing to plot)")
+    for p in pngs:
+        if p:
+            md.append("![%s](%s)" % (p, p))
+            md.append("")
+
+    sections = [
+        ("Handshakes (new connection per request)", ("handshake",)),
+        ("Small files (1 KiB, keep-alive)", ("small",)),
+        ("Large files and plain HTTP", ("large", "plain")),
+        ("Memory with idle TLS connections", ("memory",)),
+        ("Cost per MiB served (one download under strace)", ("cost",)),
+        ("kTLS matrix (user-mode Linux; counts carry over, speed does not)", ("ktls",)),
+        ("Limits of this machine", ("limits",)),
+    ]
+    md.append("## All results")
+    md.append("")
+    for title, groups in sections:
+        if not any(r["group"] in groups for r in rows):
+            continue
+        md.append("### " + title)
+        md.append("")
+        if "ktls" in groups:
+            md.append("Measured inside user-mode Linux, where a syscall costs ~80 µs and the "
+                      "kernel's AES is plain C: throughput there is a curiosity, labelled as "
+                      "such; syscalls, TLS records and user-space copies per MiB carry over.")
+            md.append("")
+        if "cost" in groups:
+            md.append("ktlsd does its socket and file I/O through io_uring, which strace does "
+                      "not see: for ktlsd the syscall count is mostly `io_uring_enter`, and its "
+                      "ring operations per MiB come from its own counters (printed on exit).")
+            md.append("")
+        md += full_table(rows, groups)
+        md.append("")
+
+    md.append("## How this was measured")
+    md.append("")
+    md.append("### Versions and machine")
+    md.append("")
+    md.append("```")
+    md.append(read("versions.txt").rstrip())
+    md.append("```")
+    md.append("")
+    chk = read("ktlsd-check.txt").strip()
+    if chk:
+        md.append("`ktlsd --check` on this machine:")
+        md.append("")
+        md.append("```")
+        md.append(chk)
+        md.append("```")
+        md.append("")
+    md.append("### Commands (PORT is the server's port of that run)")
+    md.append("")
+    md.append("```")
+    seen = []
+    for line in read("commands.log").splitlines():
+        if line not in seen:
+            seen.append(line)
+    md += seen
+    md.append("```")
+    md.append("")
+    md.append("### Configs")
+    md.append("")
+    cdir = os.path.join(OUT, "configs")
+    shown = set()
+    for name in sorted(os.listdir(cdir)) if os.path.isdir(cdir) else []:
+        # One of each kind of file is enough: the others differ only in
+        # ports, certificate and sendfile, as their names say.
+        kind = name.split("-")[0] + os.path.splitext(name)[1]
+        if kind in shown:
+            continue
+        shown.add(kind)
+        md.append("`configs/%s`:" % name)
+        md.append("")
+        md.append("```")
+        md.append(read(os.path.join("configs", name)).rstrip())
+        md.append("```")
+        md.append("")
+    md.append("All configs of the run are in `configs/`; every measurement is in `raw.csv`.")
+    md.append("")
+    with open(os.path.join(OUT, "report.md"), "w") as f:
+        f.write("\n".join(md))
+
+
+main()

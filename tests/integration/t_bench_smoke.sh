@@ -1,0 +1,46 @@
+# shellcheck shell=bash
+# bench/run --smoke: the benchmark harness runs end to end on a tiny matrix
+# (ktlsd and nginx, 1 KiB and 1 MiB files, 2 s per cell) and writes a
+# well-formed results.csv and report.md. Asserts no speed. Skipped (and
+# counted as passed, with a note) when nginx, wrk or gnuplot is missing:
+# bench/run installs those itself, the test suite does not.
+
+missing=
+for c in nginx wrk h2load; do
+	command -v "$c" >/dev/null 2>&1 || [ -x "/usr/sbin/$c" ] || missing="$missing $c"
+done
+if [ -n "$missing" ]; then
+	pass "bench smoke skipped: not installed:$missing (bench/run --quick installs them)"
+	return 0
+fi
+
+out="$T/bench"
+# shellcheck disable=SC2154 # top_srcdir is set by run
+timeout 55 "$top_srcdir/bench/run" --smoke --ktlsd "$KTLSD" --out "$out" >"$T/bench.log" 2>&1
+expect_eq "bench/run --smoke: exit code" "$?" 0
+
+csv="$out/results.csv"
+check "results.csv exists" test -s "$csv"
+expect_eq "results.csv header" "$(head -n1 "$csv" 2>/dev/null)" \
+	"group,cell,server,metric,unit,median,min,max,reps,server_cpu_util,per_cpu_median,per_cpu_unit,bound,other_load,client_busy,verified,note"
+# Every row has the header's 17 fields (quoted fields may hold commas).
+bad=$(/usr/bin/python3 -c '
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+print(sum(1 for r in rows if len(r) != len(rows[0])))' "$csv" 2>&1)
+expect_eq "results.csv: every row has every field" "$bad" 0
+for s in ktlsd nginx; do
+	n=$(cut -d, -f3 "$csv" 2>/dev/null | grep -cx "$s")
+	expect_match "results.csv: rows for $s" "$n" '^[1-9][0-9]*$'
+done
+# Whatever the speed, ktlsd's bytes were checked and correct.
+n=$(grep -c ',ktlsd,.*,FAIL,' "$csv" 2>/dev/null)
+expect_eq "results.csv: no ktlsd cell failed its byte check" "$n" 0
+
+md="$out/report.md"
+check "report.md exists" test -s "$md"
+check "report.md: ratio table heading" grep -q '^## ktlsd / best peer, every cell' "$md"
+check "report.md: ratio table header row" grep -q '^| cell | metric | ktlsd | best peer | ktlsd / best |' "$md"
+n=$(grep -c '^| handshake \|^| 1KiB \|^| 1m.bin \|^| plain ' "$md")
+expect_match "report.md: ratio rows for the smoke cells" "$n" '^([4-9]|[1-9][0-9]+)$'
+check "report.md: versions section" grep -q '^### Versions and machine' "$md"
