@@ -230,6 +230,25 @@ const char *conn_path_name(const struct conn *c)
 	return names[c->wire.ktls_tx][c->resp.path];
 }
 
+/* A keep-alive connection waiting for its next request needs no send
+ * buffers: thousands of idle clients should cost a socket and a TLS
+ * session, not a response's worth of memory each. (A malloc per request is
+ * far cheaper than the syscalls of the request.) */
+static void release_idle_buffers(struct conn *c)
+{
+	if (c->stage_len == 0) {
+		free(c->stage);
+		c->stage = NULL;
+		c->stage_cap = 0;
+	}
+	if (c->wire.tx_len == 0 && !c->send_posted) {
+		free(c->wire.tx);
+		c->wire.tx = NULL;
+		c->wire.tx_cap = 0;
+		c->tx_sent = 0;
+	}
+}
+
 void conn_response_finish(struct conn *c)
 {
 	h1_on_response_done(c, false);
@@ -248,6 +267,8 @@ void conn_response_finish(struct conn *c)
 	c->state = CONN_READ_HEAD;
 	c->head_started = false;
 	set_deadline(c, cfg_of(c)->idle_timeout_ms);
+	if (c->plain_start == c->plain_end && c->wire.rx_start == c->wire.rx_end)
+		release_idle_buffers(c);
 	drive(c);
 }
 
