@@ -5,6 +5,7 @@
 
 #include "proto/cond.h"
 #include "proto/httpdate.h"
+#include "tests/unit/check_run.h"
 
 #define MTIME ((time_t)784111777) /* Sun, 06 Nov 1994 08:49:37 GMT */
 #define ETAG "\"1234-a-3b9aca05\""
@@ -257,9 +258,6 @@ int main(void)
 {
 	Suite *s = suite_create("cond");
 	TCase *tc = tcase_create("cond");
-	SRunner *sr;
-	int failed;
-
 	tcase_add_test(tc, etag_format_exact);
 	tcase_add_test(tc, no_conditionals);
 	tcase_add_test(tc, if_match);
@@ -271,9 +269,5 @@ int main(void)
 	tcase_add_test(tc, if_range_etag);
 	tcase_add_test(tc, if_range_date);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "server/config.h"
+#include "tests/unit/check_run.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.1.0"
@@ -879,11 +880,5 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(config_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(config_suite());
 }

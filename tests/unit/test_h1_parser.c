@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "proto/h1_parser.h"
+#include "tests/unit/check_run.h"
 
 static const struct h1_limits lim = {
     .max_header_bytes = 8192,
@@ -593,9 +594,5 @@ int main(void)
 	tcase_add_test(tc, test_reset_after_error);
 	suite_add_tcase(s, tc);
 
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

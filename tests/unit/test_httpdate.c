@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "proto/httpdate.h"
+#include "tests/unit/check_run.h"
 
 #define RFC_EXAMPLE 784111777 /* Sun, 06 Nov 1994 08:49:37 GMT */
 
@@ -272,9 +273,5 @@ int main(void)
 	tcase_add_test(tc, test_invalid);
 	suite_add_tcase(s, tc);
 
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "proto/mime.h"
+#include "tests/unit/check_run.h"
 
 static char tmp_path[] = "/tmp/test_mime_XXXXXX";
 
@@ -185,9 +186,5 @@ int main(void)
 	tcase_add_test(tc, test_free_null);
 	suite_add_tcase(s, tc);
 
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "proto/path.h"
+#include "tests/unit/check_run.h"
 
 /* Each target is copied into a heap block of exactly len bytes, without a NUL,
  * so AddressSanitizer catches any read past len. */
@@ -322,9 +323,5 @@ int main(void)
 	tcase_add_test(tc, test_info_null);
 	suite_add_tcase(s, tc);
 
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "proto/range.h"
+#include "tests/unit/check_run.h"
 
 #define GIB (UINT64_C(1) << 30)
 
@@ -207,9 +208,6 @@ int main(void)
 {
 	Suite *s = suite_create("range");
 	TCase *tc = tcase_create("parse");
-	SRunner *sr;
-	int failed;
-
 	tcase_add_test(tc, single_forms);
 	tcase_add_test(tc, unit_case_insensitive);
 	tcase_add_test(tc, clamping);
@@ -224,9 +222,5 @@ int main(void)
 	tcase_add_test(tc, amplification);
 	tcase_add_test(tc, not_nul_terminated);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

@@ -6,6 +6,7 @@
 
 #include "proto/httpdate.h"
 #include "proto/static_file.h"
+#include "tests/unit/check_run.h"
 
 #define DATA "0123456789abcdefghij" /* the "file": 20 bytes */
 #define MTIME 784111777             /* Sun, 06 Nov 1994 08:49:37 GMT */
@@ -381,9 +382,6 @@ int main(void)
 {
 	Suite *s = suite_create("static_file");
 	TCase *tc = tcase_create("respond");
-	SRunner *sr;
-	int failed;
-
 	tcase_add_test(tc, whole_file);
 	tcase_add_test(tc, head);
 	tcase_add_test(tc, not_modified);
@@ -397,9 +395,5 @@ int main(void)
 	tcase_add_test(tc, multipart_without_content_type);
 	tcase_add_test(tc, large_file);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "proto/status.h"
+#include "tests/unit/check_run.h"
 
 START_TEST(test_reasons)
 {
@@ -94,9 +95,5 @@ int main(void)
 	tcase_add_test(tc, test_page_truncated);
 	suite_add_tcase(s, tc);
 
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s);
 }
