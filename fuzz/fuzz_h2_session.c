@@ -1,756 +1,711 @@
-/* libFuzzer target: the HTTP/2 input side, a nghttp2 server session with
- * ktlsd's options and callbacks, fed a client's bytes.
+/* libFuzzer target: the server's HTTP/2 session (server/h2_session.c:
+ * nghttp2 with ktlsd's options and callbacks, request to response through
+ * server/resolve.c and proto/static_file.c, batches with holes for file
+ * bytes), linked as it is and driven as server/h2_conn.c drives it, with
+ * the ring's operations done at once: a batch is sent when it is complete,
+ * a stream's readv is a preadv on its file, a splice is a pread.
  *
- * Limitation: server/h2_conn.c is tied to the connection, the worker and
- * the io_uring ring (conn_*, ring_sqe, readv completions), so it cannot be
- * linked here. This file mirrors its callback logic instead, function for
- * function and with the same names: begin_headers_cb, header_cb (the
- * bounded arena, --h2-max-header-list), frame_recv_cb and on_request,
- * read_cb and send_data_cb (NGHTTP2_DATA_FLAG_NO_COPY, the frame header
- * into the batch and a hole for the file bytes, one contiguous file range of
- * at most MAX_IOV holes per stream and batch; with --h2-sendfile the header
- * alone and NGHTTP2_ERR_PAUSE), post_reads and h2_read_complete (the holes
- * filled after the batch, a short read cutting the batch), stream_close_cb
- * (a stream with holes or a splice outstanding is freed when that
- * completes), h2_drive's batch loop and output_sendfile. What it shares
- * with the server for real: proto/ (path, static_file, range, cond,
- * httpdate, status) and server/body.c. Mirrored from h2_conn.c as of commit
- * e17cd22; keep the two in step when h2_conn.c changes.
+ * The root it serves is made at start in a temporary folder: index.html,
+ * a.txt, big.bin (1 MiB and a bit), empty.txt, sub/index.html, nodir/ (no
+ * index), .hidden, link.txt (-> a.txt), out (-> /etc/passwd, leaves the
+ * root) and a FIFO. Every file holds the same bytes, file_byte(offset), so a body can be
+ * checked without knowing which file it came from.
  *
- * Input: byte 0 is flags, byte 1 a seed; the rest is what the client sends
- * after the connection preface (which is prepended), usually a SETTINGS
- * frame first.
+ * Input: byte 0 is flags, byte 1 a seed for splitting the rest into pieces;
+ * the rest is what the client sends after the connection preface (which is
+ * prepended), usually a SETTINGS frame first.
  *   flags bit 0   --h2-buffer 32768 (the smallest) instead of 262144
- *         bit 1   big.bin reads come short from offset 65536 on (the file
- *                 shrank under the response): the batch is cut there
- *         bit 2   a graceful stop (GOAWAY, as on SIGTERM) after the first piece
- *         bit 3   complete the file reads only after the next input piece, as
- *                 when input arrives while readv is in flight
- *         bit 4   --h2-sendfile: each DATA frame's header sent alone, its
- *                 payload spliced (the PAUSE path of send_data_cb)
- * Checked: a stream ends (END_STREAM) with exactly the body its
- * Content-Length announced, file reads stay inside the file, nothing is
- * written past the batch, and ASan/LSan on the stream lifetimes. */
+ *         bit 1   file reads come short from offset 65536 on (big.bin shrank
+ *                 under the response): the batch is cut, or the splice fails
+ *         bit 2   a graceful stop (h2_shutdown's GOAWAY) after the first piece
+ *         bit 3   a piece of input arrives between a readv's post and its
+ *                 completion (h2_drive reads while reads are in flight)
+ *         bit 4   --h2-sendfile: a file DATA frame's header ends its batch and
+ *                 its payload is spliced
+ *         bit 5   --dotfiles on
+ *         bit 6   the smallest limits: --h2-max-streams 1,
+ *                 --h2-max-header-list 1024, --h2-reset-rate 1,
+ *                 --h2-max-continuations 1
+ *         bit 7   --h2-buffer 4194304 (the largest; bit 0 wins): a stream
+ *                 can fill its MAX_IOV holes in one batch
+ *
+ * Checked, as the client reads the batches: they chain into whole frames (a
+ * non-DATA frame may go on in the next batch, since send_cb writes what
+ * fits; a DATA frame never does, except a spliced payload; a cut batch ends
+ * on a frame boundary); no PUSH_PROMISE; the header blocks are contiguous
+ * and HPACK-decode; a response has one HEADERS, DATA only after it and none
+ * after END_STREAM, and ends (on DATA) with the body its content-length
+ * announced; the body of a 200 is the file, that of a 206 the file's bytes
+ * of its range, or of each part's range between multipart heads. Holes lie
+ * in the batch and add up to the readv; no file descriptor outlives
+ * h2_session_free; ASan, LSan and UBSan watch the rest. */
+#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <nghttp2/nghttp2.h>
 
 #include "fuzz/fuzz_check.h"
-#include "proto/path.h"
-#include "proto/static_file.h"
-#include "proto/status.h"
-#include "server/body.h"
+#include "proto/mime.h"
+#include "server/config.h"
+#include "server/conn.h"
+#include "server/h2_session.h"
+#include "server/log.h"
+#include "server/worker.h"
 
-/* As in h2_conn.c. */
-#define FRAME_HEADER 9
-#define MAX_IOV 64
-#define ARENA 8192
+/* 1 MiB and a bit: its 65th DATA frame finds MAX_IOV holes in a 4 MiB batch. */
+#define BIG_SIZE ((1u << 20) + 40000)
+#define SHRINK_AT 65536 /* flags bit 1: reads end here */
+/* Per input, so that a client asking for big.bin over and over stays fast;
+ * a stalled client stops us sooner. */
+#define MAX_BATCHES 512
+#define MAX_BYTES (64u << 20)
+#define MAX_PAYLOAD 16384 /* nghttp2's DATA payload, whatever the peer allows */
+#define MTIME 1580608922  /* 2020-02-02 02:02:02 UTC, as the integration fixtures */
 
-/* The config defaults h2_conn_start reads. */
-#define H2_MAX_STREAMS 128
-#define H2_MAX_HEADER_LIST 65536
-#define H2_RESET_RATE 100
-#define H2_MAX_CONTINUATIONS 8
+/* ---- the served root, made once ---- */
 
-#define MAX_BATCHES 512 /* per input; a stalled client stops us sooner */
-#define SHRINK_AT 65536 /* bit 1: big.bin ends here for reads */
-#define DATE "Sun, 02 Feb 2020 02:02:02 GMT"
+static const struct {
+	const char *rel;
+	size_t size;
+} fixtures[] = {
+    {"index.html", 57}, {"a.txt", 1000},        {"big.bin", BIG_SIZE},
+    {"empty.txt", 0},   {"sub/index.html", 15}, {".hidden", 20},
+};
+static const char *const links[][2] = {{"link.txt", "a.txt"}, {"out", "/etc/passwd"}};
+static const char *const dirs[] = {"sub", "nodir"};
 
-/* FUZZ_TRACE=1 in the environment: one line per stream on stderr, to see
- * what an input does when reproducing it. */
+#define ROOT_PREFIX "ktlsd-fuzz-h2."
+
+static char root[128];            /* TMPDIR/ktlsd-fuzz-h2.PID */
+static uint8_t content[BIG_SIZE]; /* the bytes of every file */
+static struct config cfgs[4];     /* by flags bits 5 and 6 */
+static struct server srvs[4];
+static struct worker worker;
+static struct conn conn;
+/* FUZZ_TRACE=1 in the environment: a line per response and per input on
+ * stderr, to see what an input does when reproducing it. */
 static bool trace;
+
+static uint8_t file_byte(uint64_t off)
+{
+	return (uint8_t)(off * 131 + 7 + (off >> 8) * 29 + (off >> 16) * 61);
+}
+
+static void path_in(char *out, size_t n, const char *dir, const char *rel)
+{
+	if ((size_t)snprintf(out, n, "%s/%s", dir, rel) >= n)
+		abort();
+}
+
+/* Removes what make_root made in dir (or a part of it). */
+static void remove_tree(const char *dir)
+{
+	char p[256];
+
+	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		path_in(p, sizeof(p), dir, fixtures[i].rel);
+		unlink(p);
+	}
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		path_in(p, sizeof(p), dir, links[i][0]);
+		unlink(p);
+	}
+	path_in(p, sizeof(p), dir, "fifo");
+	unlink(p);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		path_in(p, sizeof(p), dir, dirs[i]);
+		rmdir(p);
+	}
+	rmdir(dir);
+}
+
+static void remove_root(void)
+{
+	remove_tree(root);
+}
+
+/* A crash leaves its root behind (libFuzzer exits without atexit): the next
+ * run removes those of processes that are gone. */
+static void remove_stale_roots(const char *tmp)
+{
+	DIR *d = opendir(tmp);
+	struct dirent *e;
+	char p[256];
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *end;
+		if (strncmp(e->d_name, ROOT_PREFIX, strlen(ROOT_PREFIX)) != 0)
+			continue;
+		long pid = strtol(e->d_name + strlen(ROOT_PREFIX), &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		/* Ours (a reused pid), or of a process that is gone. */
+		if (pid != getpid() && !(kill((pid_t)pid, 0) < 0 && errno == ESRCH))
+			continue;
+		path_in(p, sizeof(p), tmp, e->d_name);
+		remove_tree(p);
+	}
+	closedir(d);
+}
+
+static void make_root(void)
+{
+	const struct timespec times[2] = {{MTIME, 123}, {MTIME, 123}};
+	const char *tmp = getenv("TMPDIR");
+	char p[256];
+
+	if (!tmp || strlen(tmp) > 64)
+		tmp = "/tmp";
+	remove_stale_roots(tmp);
+	snprintf(root, sizeof(root), "%s/" ROOT_PREFIX "%d", tmp, (int)getpid());
+	if (mkdir(root, 0755) < 0)
+		abort();
+	atexit(remove_root);
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		path_in(p, sizeof(p), root, dirs[i]);
+		if (mkdir(p, 0755) < 0)
+			abort();
+	}
+	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		path_in(p, sizeof(p), root, fixtures[i].rel);
+		int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0 || write(fd, content, fixtures[i].size) != (ssize_t)fixtures[i].size ||
+		    futimens(fd, times) < 0 || close(fd) < 0)
+			abort();
+	}
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		path_in(p, sizeof(p), root, links[i][0]);
+		if (symlink(links[i][1], p) < 0)
+			abort();
+	}
+	path_in(p, sizeof(p), root, "fifo");
+	if (mkfifo(p, 0644) < 0)
+		abort();
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	struct mime_table *mime;
+	int root_fd;
+
 	trace = getenv("FUZZ_TRACE") != NULL;
+	for (size_t i = 0; i < BIG_SIZE; i++)
+		content[i] = file_byte(i);
+	make_root();
+	/* Warnings (a file that shrank) are formatted, then dropped. */
+	if (log_open("/dev/null", LOG_DEBUG) < 0 || mime_table_load(&mime, NULL) < 0)
+		abort();
+	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0)
+		abort();
+	for (int i = 0; i < 4; i++) {
+		config_defaults(&cfgs[i]);
+		cfgs[i].root = root;
+		cfgs[i].dotfiles = i & 1;
+		if (i & 2) {
+			cfgs[i].h2_max_streams = 1;
+			cfgs[i].h2_max_header_list = 1024;
+			cfgs[i].h2_reset_rate = 1;
+			cfgs[i].h2_max_continuations = 1;
+		}
+		srvs[i].cfg = &cfgs[i];
+		srvs[i].root_fd = root_fd;
+		srvs[i].mime = mime;
+	}
+	worker.alog.fd = -1; /* no access log: log_stream never asks TLS */
 	return 0;
 }
 
-/* ---- the fake root (resolve.c's job in the server) ---- */
+/* ---- the client's view of the bytes sent ---- */
 
-struct fake_file {
-	const char *rel;
-	uint64_t size;
-	const char *type;
-};
-
-static const struct fake_file files[] = {
-    {"index.html", 57, "text/html"},
-    {"a.txt", 1000, "text/plain"},
-    {"big.bin", 200000, "application/octet-stream"},
-    {"empty.txt", 0, "text/plain"},
-    {"sub/index.html", 15, "text/html"},
-};
-
-struct resolved {
-	int status; /* 0: serve ff */
-	const struct fake_file *ff;
-};
-
-static void resolve_target(const char *target, size_t len, struct resolved *out)
-{
-	char rel[PATH_MAX];
-	struct path_info info;
-	int rc = path_from_target(target, len, rel, sizeof(rel), &info);
-
-	out->status = 0;
-	out->ff = NULL;
-	if (rc < 0) {
-		out->status = rc == -ENAMETOOLONG ? 414 : 400;
-		return;
-	}
-	if (info.dotfile) { /* --dotfiles off */
-		out->status = 404;
-		return;
-	}
-	if (strcmp(rel, "sub") == 0 || strcmp(rel, ".") == 0) {
-		if (!info.trailing_slash) {
-			out->status = 301;
-			return;
-		}
-		snprintf(rel, sizeof(rel), "%s", rel[0] == '.' ? "index.html" : "sub/index.html");
-	}
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		if (strcmp(files[i].rel, rel) == 0) {
-			out->ff = &files[i];
-			return;
-		}
-	out->status = 404;
-}
-
-/* The bytes of a fake file: a pattern the harness can check. */
-static uint8_t file_byte(uint64_t off)
-{
-	return (uint8_t)(off * 131 + 7);
-}
-
-/* ---- session and streams, as in h2_conn.c ---- */
-
-struct h2_str {
-	const char *p;
-	size_t len;
-};
-
-enum pending { PEND_NONE, PEND_LITERAL, PEND_FILE };
-
-struct hole {
-	size_t at, len; /* in the batch; h2_conn.c keeps iovecs */
-};
-
-struct h2_stream {
-	struct h2_stream *next, *prev;
-	struct h2_stream *next_reading;
-	struct h2_session *hs;
+struct resp {
 	int32_t id;
-	bool closed;
-	bool read_posted;
-
-	struct h2_str method, path, authority, range, if_match, if_none_match, if_modified_since,
-	    if_unmodified_since, if_range;
-	size_t arena_used;
-	bool bad;
-	char arena[ARENA];
-
 	int status;
-	const struct fake_file *ff; /* file_fd in h2_conn.c */
-	struct static_file file;
-	struct static_response sr;
-	struct body body;
-	const char *page;
-	size_t page_len, page_off;
-	char page_buf[512];
-
-	enum pending pend;
-	size_t pend_len;
-	char lit[STATIC_PART_HEADER_MAX];
-	size_t header_bytes;
-
-	struct hole iov[MAX_IOV];
-	int niov;
-	uint64_t read_off;
-	size_t read_len;
-	size_t first_frame;
-
-	uint64_t bytes_out;
-	/* the harness's own accounting */
-	uint64_t want_body, sent_body;
+	bool headers, ended, multipart, have_len, have_range, check;
+	uint64_t clen, base, got;
+	/* multipart/byteranges: the part head being read, then its range */
+	char part[STATIC_PART_HEADER_MAX];
+	size_t part_len;
+	uint64_t part_off, part_left;
 };
 
-struct h2_session {
-	nghttp2_session *ng;
-	struct h2_stream *streams;
-	struct h2_stream *reading;
-	unsigned reads_pending;
-	uint8_t *out;
-	size_t out_len, out_cap;
-	bool cut;
-	size_t cut_at;
-	bool stopping;
-	bool closed; /* conn_abort or close: the harness stops */
-	bool shrink; /* flags bit 1 */
+struct wire {
+	uint8_t hd[FRAME_HEADER];
+	size_t hd_have;
+	unsigned hd_batch; /* the batch the frame header began in */
+	unsigned batch;
+	uint32_t left; /* payload of the current frame still to come */
+	uint8_t type, flags;
+	int32_t id;
+	size_t cur;    /* resps index of the current DATA frame or header block */
+	bool in_block; /* a header block waits for its CONTINUATION */
+	bool block_end_stream;
+	nghttp2_hd_inflater *inf;
+	struct resp *resps;
+	size_t nresps, cap;
+};
+
+static struct resp *resp_find(struct wire *w, int32_t id)
+{
+	for (size_t i = w->nresps; i-- > 0;)
+		if (w->resps[i].id == id) {
+			w->cur = i;
+			return &w->resps[i];
+		}
+	return NULL;
+}
+
+static struct resp *resp_add(struct wire *w, int32_t id)
+{
+	if (w->nresps == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 16;
+		w->resps = realloc(w->resps, w->cap * sizeof(*w->resps));
+		if (!w->resps)
+			abort();
+	}
+	w->cur = w->nresps++;
+	w->resps[w->cur] = (struct resp){.id = id};
+	return &w->resps[w->cur];
+}
+
+static bool nv_is(const nghttp2_nv *nv, const char *name)
+{
+	return nv->namelen == strlen(name) && memcmp(nv->name, name, nv->namelen) == 0;
+}
+
+static void resp_field(struct resp *r, const nghttp2_nv *nv)
+{
+	char v[96];
+	size_t n = nv->valuelen < sizeof(v) ? nv->valuelen : sizeof(v) - 1;
+
+	memcpy(v, nv->value, n);
+	v[n] = '\0';
+
+	if (nv_is(nv, ":status")) {
+		FZ_ASSERT(r->status == 0, "stream %d: two :status", r->id);
+		r->status = atoi(v);
+	} else if (nv_is(nv, "content-length")) {
+		r->have_len = true;
+		r->clen = strtoull(v, NULL, 10);
+	} else if (nv_is(nv, "content-range") && strncmp(v, "bytes ", 6) == 0 && v[6] >= '0' &&
+	           v[6] <= '9') {
+		r->have_range = true;
+		r->base = strtoull(v + 6, NULL, 10);
+	} else if (nv_is(nv, "content-type")) {
+		r->multipart = strncmp(v, "multipart/byteranges", 20) == 0;
+	}
+}
+
+static void hpack_inflate(struct wire *w, const uint8_t *in, size_t len, bool final)
+{
+	static const uint8_t none[1];
+	bool done = false;
+
+	if (!in)
+		in = none;
+	for (;;) {
+		nghttp2_nv nv;
+		int fl = 0;
+		ssize_t rv = nghttp2_hd_inflate_hd2(w->inf, &nv, &fl, in, len, final);
+
+		FZ_ASSERT(rv >= 0, "stream %d: HPACK: %s", w->id, nghttp2_strerror((int)rv));
+		in += rv;
+		len -= (size_t)rv;
+		if (fl & NGHTTP2_HD_INFLATE_EMIT)
+			resp_field(&w->resps[w->cur], &nv);
+		if (fl & NGHTTP2_HD_INFLATE_FINAL) {
+			nghttp2_hd_inflate_end_headers(w->inf);
+			done = true;
+			break;
+		}
+		if (!(fl & NGHTTP2_HD_INFLATE_EMIT) && len == 0)
+			break;
+	}
+	FZ_ASSERT(!final || done, "stream %d: header block ends mid-field", w->id);
+}
+
+static void resp_end(struct resp *r, bool on_data)
+{
+	r->ended = true;
+	if (on_data && r->have_len)
+		FZ_ASSERT(r->got == r->clen,
+		          "stream %d (%d) ends after %llu body bytes, announced %llu", r->id,
+		          r->status, (unsigned long long)r->got, (unsigned long long)r->clen);
+	if (on_data && r->check && r->multipart)
+		FZ_ASSERT(r->part_left == 0 && r->part_len >= 8 &&
+		              memcmp(r->part, "\r\n--", 4) == 0 &&
+		              memcmp(r->part + r->part_len - 4, "--\r\n", 4) == 0,
+		          "stream %d: multipart body ends with %zu bytes of a range to go and "
+		          "\"%.*s\"",
+		          r->id, (size_t)r->part_left, (int)r->part_len, r->part);
+}
+
+static void check_file_bytes(const struct resp *r, uint64_t off, const uint8_t *p, size_t n)
+{
+	FZ_ASSERT(off + n <= BIG_SIZE, "stream %d: body past any file", r->id);
+	FZ_ASSERT(memcmp(p, content + off, n) == 0,
+	          "stream %d (%d): %zu body bytes after %llu are not the file's at %llu", r->id,
+	          r->status, n, (unsigned long long)r->got, (unsigned long long)off);
+}
+
+/* A multipart/byteranges body: each part head names its range, whose bytes
+ * follow; the closing delimiter is what is left at the end. */
+static void multipart_feed(struct resp *r, const uint8_t *p, size_t n)
+{
+	static const char cr[] = "\r\nContent-Range: bytes ";
+	unsigned long long a, b, size;
+	const char *at;
+
+	while (n > 0) {
+		if (r->part_left > 0) {
+			size_t k = r->part_left < n ? (size_t)r->part_left : n;
+			check_file_bytes(r, r->part_off, p, k);
+			r->part_off += k;
+			r->part_left -= k;
+			p += k;
+			n -= k;
+			continue;
+		}
+		FZ_ASSERT(r->part_len < sizeof(r->part) - 1, "stream %d: a part head of %zu bytes",
+		          r->id, r->part_len);
+		r->part[r->part_len++] = (char)*p++;
+		n--;
+		if (r->part_len < 4 || memcmp(r->part + r->part_len - 4, "\r\n\r\n", 4) != 0)
+			continue;
+		r->part[r->part_len] = '\0';
+		at = strstr(r->part, cr);
+		FZ_ASSERT(at && sscanf(at + strlen(cr), "%llu-%llu/%llu", &a, &b, &size) == 3 &&
+		              a <= b && b < size,
+		          "stream %d: part head \"%s\"", r->id, r->part);
+		r->part_off = a;
+		r->part_left = b - a + 1;
+		r->part_len = 0;
+	}
+}
+
+static void frame_begin(struct wire *w)
+{
+	struct resp *r;
+
+	w->left = (uint32_t)w->hd[0] << 16 | (uint32_t)w->hd[1] << 8 | w->hd[2];
+	w->type = w->hd[3];
+	w->flags = w->hd[4];
+	w->id = (int32_t)(((uint32_t)w->hd[5] << 24 | (uint32_t)w->hd[6] << 16 |
+	                   (uint32_t)w->hd[7] << 8 | w->hd[8]) &
+	                  0x7fffffff);
+	FZ_ASSERT(w->type != NGHTTP2_PUSH_PROMISE, "PUSH_PROMISE with push disabled");
+	FZ_ASSERT(!w->in_block || w->type == NGHTTP2_CONTINUATION,
+	          "frame type %u inside the header block of stream %d", w->type, w->id);
+	switch (w->type) {
+	case NGHTTP2_DATA:
+		FZ_ASSERT(w->hd_batch == w->batch, "DATA header of stream %d split across batches",
+		          w->id);
+		FZ_ASSERT(w->left <= MAX_PAYLOAD, "DATA of %u bytes", w->left);
+		FZ_ASSERT(!(w->flags & NGHTTP2_FLAG_PADDED), "padded DATA");
+		r = resp_find(w, w->id);
+		FZ_ASSERT(r && r->headers && !r->ended, "DATA on stream %d %s", w->id,
+		          !r            ? "never answered"
+		          : !r->headers ? "before HEADERS"
+		                        : "after END_STREAM");
+		FZ_ASSERT(!r->have_len || r->got + w->left <= r->clen,
+		          "stream %d: %llu body bytes after %llu, announced %llu", w->id,
+		          (unsigned long long)w->left, (unsigned long long)r->got,
+		          (unsigned long long)r->clen);
+		break;
+	case NGHTTP2_HEADERS:
+		FZ_ASSERT(w->id & 1, "HEADERS on stream %d", w->id);
+		FZ_ASSERT(!(w->flags & (NGHTTP2_FLAG_PADDED | NGHTTP2_FLAG_PRIORITY)),
+		          "HEADERS flags 0x%x", w->flags);
+		FZ_ASSERT(!resp_find(w, w->id), "second HEADERS on stream %d", w->id);
+		resp_add(w, w->id);
+		w->in_block = true;
+		w->block_end_stream = w->flags & NGHTTP2_FLAG_END_STREAM;
+		break;
+	case NGHTTP2_CONTINUATION:
+		FZ_ASSERT(w->in_block && w->id == w->resps[w->cur].id,
+		          "CONTINUATION on stream %d out of a header block", w->id);
+		break;
+	default:
+		break;
+	}
+}
+
+static void frame_payload(struct wire *w, const uint8_t *p, size_t n)
+{
+	if (w->type == NGHTTP2_DATA) {
+		struct resp *r = &w->resps[w->cur];
+		if (r->check && r->multipart)
+			multipart_feed(r, p, n);
+		else if (r->check)
+			check_file_bytes(r, r->base + r->got, p, n);
+		r->got += n;
+	} else if (w->type == NGHTTP2_HEADERS || w->type == NGHTTP2_CONTINUATION) {
+		hpack_inflate(w, p, n, false);
+	}
+}
+
+static void frame_end(struct wire *w)
+{
+	struct resp *r;
+
+	w->hd_have = 0;
+	if (w->type == NGHTTP2_DATA && (w->flags & NGHTTP2_FLAG_END_STREAM)) {
+		resp_end(&w->resps[w->cur], true);
+	} else if ((w->type == NGHTTP2_HEADERS || w->type == NGHTTP2_CONTINUATION) &&
+	           (w->flags & NGHTTP2_FLAG_END_HEADERS)) {
+		r = &w->resps[w->cur];
+		hpack_inflate(w, NULL, 0, true);
+		w->in_block = false;
+		FZ_ASSERT(r->status >= 200 && r->status <= 599, "stream %d: :status %d", r->id,
+		          r->status);
+		r->headers = true;
+		r->check =
+		    r->status == 200 || (r->status == 206 && (r->multipart || r->have_range));
+		if (r->status == 200)
+			r->base = 0;
+		if (w->block_end_stream)
+			resp_end(r, false);
+	}
+}
+
+static void wire_feed(struct wire *w, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		if (w->hd_have < FRAME_HEADER) {
+			size_t k = FRAME_HEADER - w->hd_have < n ? FRAME_HEADER - w->hd_have : n;
+			if (w->hd_have == 0)
+				w->hd_batch = w->batch;
+			memcpy(w->hd + w->hd_have, p, k);
+			w->hd_have += k;
+			p += k;
+			n -= k;
+			if (w->hd_have < FRAME_HEADER)
+				break;
+			frame_begin(w);
+			if (w->left == 0)
+				frame_end(w);
+			continue;
+		}
+		size_t k = w->left < n ? w->left : n;
+		frame_payload(w, p, k);
+		p += k;
+		n -= k;
+		w->left -= (uint32_t)k;
+		if (w->left == 0)
+			frame_end(w);
+	}
+}
+
+/* ---- h2_conn.c's part, with the ring's operations done at once ---- */
+
+struct run {
+	struct h2_session *hs;
+	struct h2_stream *posted; /* readvs in flight, chained by next_reading */
+	bool shrink;
+	bool closed; /* conn_abort or conn_close_graceful */
 	unsigned batches;
-
-	/* --h2-sendfile */
-	bool sendfile;
-	struct h2_stream *sf;
-	uint64_t sf_off;
-	size_t sf_len;
+	size_t bytes;
+	struct wire wire;
 };
 
-static void stream_free(struct h2_stream *s)
+static bool spent(const struct run *r)
 {
-	struct h2_session *hs = s->hs;
+	return r->batches >= MAX_BATCHES || r->bytes >= MAX_BYTES;
+}
 
-	if (s->prev)
-		s->prev->next = s->next;
+/* The batch is complete: it goes out, up to the cut if a read came short. */
+static void send_batch(struct run *r)
+{
+	struct h2_session *hs = r->hs;
+	struct wire *w = &r->wire;
+	size_t end = hs->cut ? hs->cut_at : hs->out_len;
+
+	FZ_ASSERT(hs->out_len <= hs->out_cap, "batch of %zu in %zu", hs->out_len, hs->out_cap);
+	FZ_ASSERT(end <= hs->out_len, "cut at %zu past the batch of %zu", end, hs->out_len);
+	w->batch++;
+	wire_feed(w, (const uint8_t *)hs->out, end);
+	r->batches++;
+	r->bytes += end;
+	if (hs->cut) {
+		FZ_ASSERT(w->hd_have == 0, "batch cut at %zu inside a frame", end);
+		r->closed = true; /* sent, then conn_abort */
+		return;
+	}
+	if (w->hd_have == FRAME_HEADER && w->type == NGHTTP2_DATA)
+		FZ_ASSERT(hs->sf && hs->sf->id == w->id && w->left == hs->sf_len,
+		          "batch ends inside a DATA frame of stream %d (%u bytes to go)", w->id,
+		          w->left);
 	else
-		hs->streams = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	free(s);
+		FZ_ASSERT(!hs->sf, "spliced frame of stream %d not at the end of its batch",
+		          hs->sf->id);
 }
 
-static ssize_t send_cb(nghttp2_session *ng, const uint8_t *data, size_t len, int flags, void *ud)
+/* post_reads, without the ring. */
+static void post_reads(struct run *r)
 {
-	struct h2_session *hs = ud;
-	size_t room = hs->out_cap - hs->out_len;
+	struct h2_session *hs = r->hs;
 
-	if (room == 0)
-		return NGHTTP2_ERR_WOULDBLOCK;
-	if (len > room)
-		len = room;
-	memcpy(hs->out + hs->out_len, data, len);
-	hs->out_len += len;
-	return (ssize_t)len;
-}
-
-static size_t page_left(const struct h2_stream *s)
-{
-	return s->page ? s->page_len - s->page_off : 0;
-}
-
-static ssize_t read_cb(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t length,
-                       uint32_t *flags, nghttp2_data_source *src, void *ud)
-{
-	struct h2_stream *s = src->ptr;
-	size_t n = 0;
-	uint64_t off;
-
-	*flags |= NGHTTP2_DATA_FLAG_NO_COPY;
-	if (page_left(s) == 0 && !s->body.done) {
-		size_t room = length > sizeof(s->lit) ? length : sizeof(s->lit);
-		switch (body_next(&s->body, s->lit, room, &n, &off)) {
-		case BODY_LITERAL:
-			s->page = s->lit;
-			s->page_len = n;
-			s->page_off = 0;
-			break;
-		case BODY_FILE:
-			s->pend = PEND_FILE;
-			s->pend_len = n < length ? n : length;
-			if (s->body.remaining == s->pend_len)
-				*flags |= NGHTTP2_DATA_FLAG_EOF;
-			return (ssize_t)s->pend_len;
-		default:
-			break;
-		}
-	}
-	n = page_left(s) < length ? page_left(s) : length;
-	s->pend = n ? PEND_LITERAL : PEND_NONE;
-	s->pend_len = n;
-	if (page_left(s) == n && (s->body.done || s->body.remaining == 0))
-		*flags |= NGHTTP2_DATA_FLAG_EOF;
-	return (ssize_t)n;
-}
-
-/* The harness's check: a stream ends with the body it announced. */
-static void account(struct h2_stream *s, const nghttp2_frame *frame, size_t length)
-{
-	s->sent_body += length;
-	if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
-		FZ_ASSERT(s->sent_body == s->want_body,
-		          "stream %d ends after %llu body bytes, announced %llu", s->id,
-		          (unsigned long long)s->sent_body, (unsigned long long)s->want_body);
-	else
-		FZ_ASSERT(s->sent_body <= s->want_body, "stream %d sends %llu of %llu", s->id,
-		          (unsigned long long)s->sent_body, (unsigned long long)s->want_body);
-}
-
-static int send_data_cb(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t *framehd,
-                        size_t length, nghttp2_data_source *src, void *ud)
-{
-	struct h2_session *hs = ud;
-	struct h2_stream *s = src->ptr;
-	size_t at = hs->out_len;
-
-	FZ_ASSERT(frame->data.padlen == 0, "padding %zu: the DATA frame would be malformed",
-	          frame->data.padlen);
-	FZ_ASSERT(length == s->pend_len, "send_data length %zu, read_cb said %zu", length,
-	          s->pend_len);
-	if (hs->out_cap - hs->out_len < FRAME_HEADER + length)
-		return NGHTTP2_ERR_WOULDBLOCK;
-	if (s->pend == PEND_FILE && s->niov > 0 &&
-	    (s->niov == MAX_IOV || s->body.off != s->read_off + s->read_len))
-		return NGHTTP2_ERR_WOULDBLOCK;
-	if (hs->sendfile && s->pend == PEND_FILE) {
-		memcpy(hs->out + at, framehd, FRAME_HEADER);
-		hs->out_len += FRAME_HEADER;
-		hs->sf = s;
-		hs->sf_off = s->body.off;
-		hs->sf_len = length;
-		body_advance(&s->body, length);
-		s->bytes_out += FRAME_HEADER + length;
-		s->pend = PEND_NONE;
-		account(s, frame, length);
-		return NGHTTP2_ERR_PAUSE;
-	}
-	memcpy(hs->out + at, framehd, FRAME_HEADER);
-	hs->out_len += FRAME_HEADER;
-	if (s->pend == PEND_LITERAL) {
-		memcpy(hs->out + hs->out_len, s->page + s->page_off, length);
-		s->page_off += length;
-		if (s->page_off == s->page_len && s->page == s->lit)
-			s->page = NULL;
-	} else if (s->pend == PEND_FILE) {
-		if (s->niov == 0) {
-			s->read_off = s->body.off;
-			s->read_len = 0;
-			s->first_frame = at;
-			s->next_reading = hs->reading;
-			hs->reading = s;
-		}
-		s->iov[s->niov].at = hs->out_len;
-		s->iov[s->niov].len = length;
-		s->niov++;
-		s->read_len += length;
-		body_advance(&s->body, length);
-	} else {
-		FZ_ASSERT(length == 0, "%zu bytes of nothing", length);
-	}
-	hs->out_len += length;
-	s->bytes_out += FRAME_HEADER + length;
-	s->pend = PEND_NONE;
-	account(s, frame, length);
-	return 0;
-}
-
-/* The ring's readv, completed at once: fill the holes from the fake file. */
-static int fake_readv(struct h2_session *hs, struct h2_stream *s)
-{
-	uint64_t off = s->read_off, end = s->ff->size;
-	size_t got = 0;
-
-	FZ_ASSERT(s->read_off + s->read_len <= s->ff->size,
-	          "readv of %zu at %llu past the end of %s", s->read_len,
-	          (unsigned long long)s->read_off, s->ff->rel);
-	if (hs->shrink && strcmp(s->ff->rel, "big.bin") == 0)
-		end = SHRINK_AT;
-	for (int i = 0; i < s->niov; i++) {
-		FZ_ASSERT(s->iov[i].at + s->iov[i].len <= hs->out_len, "hole past the batch");
-		for (size_t j = 0; j < s->iov[i].len && off < end; j++, off++, got++)
-			hs->out[s->iov[i].at + j] = file_byte(off);
-	}
-	return (int)got;
-}
-
-static void h2_read_complete(struct h2_stream *s, int res)
-{
-	struct h2_session *hs = s->hs;
-
-	s->read_posted = false;
-	hs->reads_pending--;
-	if (trace)
-		fprintf(stderr, "stream %d: readv of %zu bytes in %d holes at %llu: %d\n", s->id,
-		        s->read_len, s->niov, (unsigned long long)s->read_off, res);
-	if (res < 0 || (size_t)res != s->read_len) {
-		if (!hs->cut || s->first_frame < hs->cut_at)
-			hs->cut_at = s->first_frame;
-		hs->cut = true;
-	}
-	s->niov = 0;
-	if (s->closed)
-		stream_free(s);
-}
-
-/* post_reads, and the completions the ring would deliver later. */
-static void post_reads(struct h2_session *hs)
-{
+	FZ_ASSERT(!r->posted, "reads posted twice");
 	for (struct h2_stream *s = hs->reading; s; s = s->next_reading) {
 		s->read_posted = true;
 		hs->reads_pending++;
 	}
+	r->posted = hs->reading;
+	hs->reading = NULL;
 }
 
-static void complete_reads(struct h2_session *hs)
+/* The readv of s, as the ring would do it. */
+static int stream_readv(struct run *r, struct h2_stream *s)
 {
-	struct h2_stream *s = hs->reading, *next;
+	struct h2_session *hs = r->hs;
+	struct iovec iov[MAX_IOV];
+	size_t total = 0, room = SIZE_MAX;
+	int n = 0;
 
-	hs->reading = NULL;
+	FZ_ASSERT(s->file_fd >= 0 && s->niov > 0 && s->niov <= MAX_IOV,
+	          "stream %d: readv of %d holes on fd %d", s->id, s->niov, s->file_fd);
+	if (r->shrink)
+		room = s->read_off < SHRINK_AT ? SHRINK_AT - s->read_off : 0;
+	for (int i = 0; i < s->niov; i++) {
+		const char *b = s->iov[i].iov_base;
+		FZ_ASSERT(b >= hs->out + FRAME_HEADER &&
+		              b + s->iov[i].iov_len <= hs->out + hs->out_len,
+		          "stream %d: hole %d outside the batch", s->id, i);
+		total += s->iov[i].iov_len;
+		if (room > 0) {
+			iov[n] = s->iov[i];
+			if (iov[n].iov_len > room)
+				iov[n].iov_len = room;
+			room -= iov[n++].iov_len;
+		}
+	}
+	FZ_ASSERT(total == s->read_len, "stream %d: holes of %zu for a read of %zu", s->id, total,
+	          s->read_len);
+	ssize_t got = n ? preadv(s->file_fd, iov, n, (off_t)s->read_off) : 0;
+	return got < 0 ? -errno : (int)got;
+}
+
+/* The completions of the posted reads (h2_read_complete). */
+static void complete_reads(struct run *r)
+{
+	struct h2_stream *s = r->posted, *next;
+
+	r->posted = NULL;
 	for (; s; s = next) {
 		next = s->next_reading;
-		h2_read_complete(s, fake_readv(hs, s));
+		h2_session_read_done(s, stream_readv(r, s));
 	}
-	FZ_ASSERT(hs->reads_pending == 0, "%u reads still pending", hs->reads_pending);
+	FZ_ASSERT(r->hs->reads_pending == 0, "%u reads still pending", r->hs->reads_pending);
 }
 
-/* ---- requests ---- */
-
-static struct h2_str *field_of(struct h2_stream *s, const uint8_t *name, size_t len)
+/* The payload of hs->sf, spliced from its file in pipe-sized pieces
+ * (h2_splice_done); a piece of 0 bytes aborts the connection. */
+static void splice_frame(struct run *r)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} fields[] = {
-	    {":method", offsetof(struct h2_stream, method)},
-	    {":path", offsetof(struct h2_stream, path)},
-	    {":authority", offsetof(struct h2_stream, authority)},
-	    {"range", offsetof(struct h2_stream, range)},
-	    {"if-match", offsetof(struct h2_stream, if_match)},
-	    {"if-none-match", offsetof(struct h2_stream, if_none_match)},
-	    {"if-modified-since", offsetof(struct h2_stream, if_modified_since)},
-	    {"if-unmodified-since", offsetof(struct h2_stream, if_unmodified_since)},
-	    {"if-range", offsetof(struct h2_stream, if_range)},
-	};
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
-		if (strlen(fields[i].name) == len && memcmp(fields[i].name, name, len) == 0)
-			return (struct h2_str *)((char *)s + fields[i].off);
-	return NULL;
-}
+	static uint8_t pipe_buf[65536];
+	struct h2_session *hs = r->hs;
 
-static int begin_headers_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
-{
-	struct h2_session *hs = ud;
-	struct h2_stream *s;
-
-	if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
-		return 0;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NGHTTP2_ERR_CALLBACK_FAILURE;
-	s->hs = hs;
-	s->id = frame->hd.stream_id;
-	s->next = hs->streams;
-	if (hs->streams)
-		hs->streams->prev = s;
-	hs->streams = s;
-	nghttp2_session_set_stream_user_data(ng, s->id, s);
-	return 0;
-}
-
-static int header_cb(nghttp2_session *ng, const nghttp2_frame *frame, const uint8_t *name,
-                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags, void *ud)
-{
-	struct h2_stream *s = nghttp2_session_get_stream_user_data(ng, frame->hd.stream_id);
-	struct h2_str *f;
-
-	if (!s || frame->hd.type != NGHTTP2_HEADERS)
-		return 0;
-	s->header_bytes += namelen + valuelen + 32;
-	if (s->header_bytes > H2_MAX_HEADER_LIST)
-		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-	f = field_of(s, name, namelen);
-	if (!f)
-		return 0;
-	if (f->p || s->arena_used + valuelen > ARENA) {
-		s->bad = true;
-		return 0;
-	}
-	memcpy(s->arena + s->arena_used, value, valuelen);
-	f->p = s->arena + s->arena_used;
-	f->len = valuelen;
-	s->arena_used += valuelen;
-	return 0;
-}
-
-static bool is(const struct h2_str *f, const char *word)
-{
-	return f->p && f->len == strlen(word) && memcmp(f->p, word, f->len) == 0;
-}
-
-static void add_nv(nghttp2_nv *nv, size_t *n, const char *name, const char *value)
-{
-	nv[*n].name = (uint8_t *)name;
-	nv[*n].namelen = strlen(name);
-	nv[*n].value = (uint8_t *)value;
-	nv[*n].valuelen = strlen(value);
-	nv[*n].flags = NGHTTP2_NV_FLAG_NONE;
-	(*n)++;
-}
-
-static int submit(struct h2_session *hs, struct h2_stream *s, nghttp2_nv *nv, size_t n, bool body)
-{
-	nghttp2_data_provider prd = {.source.ptr = s, .read_callback = read_cb};
-	return nghttp2_submit_response(hs->ng, s->id, nv, n, body ? &prd : NULL);
-}
-
-static int respond_page(struct h2_session *hs, struct h2_stream *s, int status, bool head)
-{
-	nghttp2_nv nv[8];
-	size_t n = 0;
-	char code[8], len[24];
-
-	s->status = status;
-	s->page_len = status_page(status, s->page_buf, sizeof(s->page_buf));
-	s->page = s->page_buf;
-	s->body.done = true;
-	s->want_body = head ? 0 : s->page_len;
-	snprintf(code, sizeof(code), "%d", status);
-	snprintf(len, sizeof(len), "%zu", s->page_len);
-	add_nv(nv, &n, ":status", code);
-	add_nv(nv, &n, "server", "ktlsd");
-	add_nv(nv, &n, "date", DATE);
-	add_nv(nv, &n, "content-type", "text/html; charset=utf-8");
-	add_nv(nv, &n, "content-length", len);
-	if (status == 405)
-		add_nv(nv, &n, "allow", "GET, HEAD");
-	if (status == 301)
-		add_nv(nv, &n, "location", "/sub/");
-	return submit(hs, s, nv, n, !head);
-}
-
-static int respond_file(struct h2_session *hs, struct h2_stream *s, const struct resolved *res,
-                        bool head, uint64_t seed)
-{
-	struct static_request req = {.head = head};
-	struct static_response *sr = &s->sr;
-	nghttp2_nv nv[12];
-	size_t n = 0;
-	char code[8], len[24];
-
-	req.cond.if_match = s->if_match.p;
-	req.cond.if_match_len = s->if_match.len;
-	req.cond.if_none_match = s->if_none_match.p;
-	req.cond.if_none_match_len = s->if_none_match.len;
-	req.cond.if_modified_since = s->if_modified_since.p;
-	req.cond.if_modified_since_len = s->if_modified_since.len;
-	req.cond.if_unmodified_since = s->if_unmodified_since.p;
-	req.cond.if_unmodified_since_len = s->if_unmodified_since.len;
-	req.range = s->range.p;
-	req.range_len = s->range.len;
-	req.if_range = s->if_range.p;
-	req.if_range_len = s->if_range.len;
-
-	s->file = (struct static_file){.size = res->ff->size,
-	                               .ino = 0x2a,
-	                               .mtime_sec = 1580608922,
-	                               .mtime_nsec = 123,
-	                               .content_type = res->ff->type};
-	static_file_respond(&req, &s->file, seed, sr);
-	s->status = sr->status;
-	s->ff = res->ff;
-	snprintf(code, sizeof(code), "%d", sr->status);
-	snprintf(len, sizeof(len), "%llu", (unsigned long long)sr->content_length);
-	add_nv(nv, &n, ":status", code);
-	add_nv(nv, &n, "server", "ktlsd");
-	add_nv(nv, &n, "date", DATE);
-	if (sr->content_type)
-		add_nv(nv, &n, "content-type", sr->content_type);
-	if (sr->status != 304)
-		add_nv(nv, &n, "content-length", len);
-	if (sr->status == 200 || sr->status == 206 || sr->status == 304) {
-		add_nv(nv, &n, "last-modified", sr->last_modified);
-		add_nv(nv, &n, "etag", sr->etag);
-	}
-	if (sr->content_range[0])
-		add_nv(nv, &n, "content-range", sr->content_range);
-	add_nv(nv, &n, "accept-ranges", "bytes");
-	bool body = sr->send_body && sr->content_length > 0;
-	if (body) {
-		body_start(&s->body, sr, &s->file);
-		s->want_body = sr->content_length;
-	}
-	return submit(hs, s, nv, n, body);
-}
-
-static int on_request(struct h2_session *hs, struct h2_stream *s)
-{
-	struct resolved res;
-	bool head = is(&s->method, "HEAD");
-
-	if (s->bad || !s->path.p)
-		return respond_page(hs, s, 400, head);
-	if (!head && !is(&s->method, "GET"))
-		return respond_page(hs, s, 405, false);
-	resolve_target(s->path.p, s->path.len, &res);
-	if (res.status)
-		return respond_page(hs, s, res.status, head);
-	return respond_file(hs, s, &res, head, (uint64_t)s->id * 0x9e3779b97f4a7c15u);
-}
-
-static int frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
-{
-	struct h2_session *hs = ud;
-	struct h2_stream *s;
-
-	if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
-		return 0;
-	s = nghttp2_session_get_stream_user_data(ng, frame->hd.stream_id);
-	if (!s)
-		return 0;
-	if (on_request(hs, s) != 0)
-		nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_INTERNAL_ERROR);
-	return 0;
-}
-
-static int stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t error, void *ud)
-{
-	struct h2_stream *s = nghttp2_session_get_stream_user_data(ng, id);
-
-	if (!s)
-		return 0;
-	FZ_ASSERT(!s->closed, "stream %d closed twice", id);
-	if (trace)
-		fprintf(stderr, "stream %d: %.*s %.*s -> %d, %llu of %llu body bytes, error %u\n",
-		        id, (int)s->method.len, s->method.p ? s->method.p : "-", (int)s->path.len,
-		        s->path.p ? s->path.p : "-", s->status, (unsigned long long)s->sent_body,
-		        (unsigned long long)s->want_body, error);
-	nghttp2_session_set_stream_user_data(ng, id, NULL);
-	s->closed = true;
-	if (!s->read_posted && s->niov == 0 && s->hs->sf != s)
-		stream_free(s);
-	return 0;
-}
-
-/* ---- the session ---- */
-
-static int session_start(struct h2_session *hs)
-{
-	nghttp2_session_callbacks *cb = NULL;
-	nghttp2_option *opt = NULL;
-	int rc = -1;
-
-	if (nghttp2_session_callbacks_new(&cb) != 0 || nghttp2_option_new(&opt) != 0)
-		goto out;
-	nghttp2_session_callbacks_set_send_callback(cb, send_cb);
-	nghttp2_session_callbacks_set_send_data_callback(cb, send_data_cb);
-	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, begin_headers_cb);
-	nghttp2_session_callbacks_set_on_header_callback(cb, header_cb);
-	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, frame_recv_cb);
-	nghttp2_session_callbacks_set_on_stream_close_callback(cb, stream_close_cb);
-
-	nghttp2_option_set_max_continuations(opt, H2_MAX_CONTINUATIONS);
-	nghttp2_option_set_stream_reset_rate_limit(opt, (uint64_t)H2_RESET_RATE * 10,
-	                                           H2_RESET_RATE);
-	nghttp2_option_set_max_outbound_ack(opt, 1000);
-	nghttp2_option_set_max_settings(opt, 32);
-	nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
-	if (nghttp2_session_server_new2(&hs->ng, cb, hs, opt) != 0)
-		goto out;
-
-	nghttp2_settings_entry iv[] = {
-	    {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, H2_MAX_STREAMS},
-	    {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, H2_MAX_HEADER_LIST},
-	    {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
-	};
-	if (nghttp2_submit_settings(hs->ng, NGHTTP2_FLAG_NONE, iv, sizeof(iv) / sizeof(iv[0])) != 0)
-		goto out;
-	rc = 0;
-out:
-	if (cb)
-		nghttp2_session_callbacks_del(cb);
-	if (opt)
-		nghttp2_option_del(opt);
-	return rc;
-}
-
-/* output_sendfile (--h2-sendfile): frames up to a DATA frame's header go
- * out, then that frame's payload is spliced from the file; the send and
- * the splices are taken as done at once. */
-static void drive_sendfile(struct h2_session *hs)
-{
-	for (;;) {
-		if (hs->out_len > 0) {
-			hs->out_len = 0; /* the send of the frames and the header */
-			if (++hs->batches >= MAX_BATCHES)
-				return;
-		}
-		if (hs->sf && hs->sf_len > 0) {
-			const struct fake_file *ff = hs->sf->ff;
-			uint64_t end =
-			    hs->shrink && strcmp(ff->rel, "big.bin") == 0 ? SHRINK_AT : ff->size;
-
-			FZ_ASSERT(hs->sf_off + hs->sf_len <= ff->size,
-			          "splice of %zu at %llu past the end of %s", hs->sf_len,
-			          (unsigned long long)hs->sf_off, ff->rel);
-			if (hs->sf_off >= end) {
-				hs->closed = true; /* splice in gave 0: "file shrank" */
-				return;
-			}
-			size_t n =
-			    end - hs->sf_off < hs->sf_len ? (size_t)(end - hs->sf_off) : hs->sf_len;
-			hs->sf_off += n;
-			hs->sf_len -= n;
-			continue;
-		}
-		if (hs->sf) {
-			struct h2_stream *s = hs->sf;
-			hs->sf = NULL;
-			if (s->closed)
-				stream_free(s);
-		}
-		if (nghttp2_session_send(hs->ng) != 0) {
-			hs->closed = true;
+	while (hs->sf_len > 0) {
+		size_t n = hs->sf_len < sizeof(pipe_buf) ? hs->sf_len : sizeof(pipe_buf);
+		if (r->shrink && hs->sf_off + n > SHRINK_AT)
+			n = hs->sf_off < SHRINK_AT ? SHRINK_AT - hs->sf_off : 0;
+		ssize_t got = n ? pread(hs->sf->file_fd, pipe_buf, n, (off_t)hs->sf_off) : 0;
+		FZ_ASSERT(got >= 0, "splice from stream %d's file: %s", hs->sf->id,
+		          strerror(errno));
+		if (got == 0) {
+			r->closed = true; /* "file shrank under an HTTP/2 response" */
 			return;
 		}
-		FZ_ASSERT(hs->out_len <= hs->out_cap, "batch overrun");
+		wire_feed(&r->wire, pipe_buf, (size_t)got);
+		r->bytes += (size_t)got;
+		hs->sf_off += (uint64_t)got;
+		hs->sf_len -= (size_t)got;
+	}
+	struct h2_stream *s = hs->sf;
+	hs->sf = NULL;
+	h2_stream_release(s);
+}
+
+/* output_sendfile */
+static void drive_sendfile(struct run *r)
+{
+	struct h2_session *hs = r->hs;
+
+	while (!r->closed && !spent(r)) {
+		if (h2_session_fill(hs) != 0) {
+			r->closed = true; /* "HTTP/2 send failed" */
+			return;
+		}
+		FZ_ASSERT(!hs->reading, "holes with --h2-sendfile");
 		if (hs->out_len == 0 && !hs->sf)
 			return;
+		send_batch(r);
+		hs->out_len = 0;
+		if (hs->sf)
+			splice_frame(r);
 	}
 }
 
-/* h2_drive's batch loop, with the send (and the encryption) taken as done at
- * once. Returns with reads pending, when there is nothing more to send, or
- * when the connection closes. */
-static void drive(struct h2_session *hs)
+/* h2_drive's output side: fill, read, send, until nghttp2 has nothing more
+ * or a read is pending. */
+static void drive(struct run *r)
 {
-	if (hs->sendfile) {
-		drive_sendfile(hs);
-		if (hs->closed)
-			return;
-	}
-	while (!hs->sendfile) {
+	struct h2_session *hs = r->hs;
+
+	if (hs->sendfile)
+		drive_sendfile(r);
+	while (!hs->sendfile && !r->closed && !spent(r)) {
 		if (hs->reads_pending == 0 && !hs->cut) {
-			int rv = nghttp2_session_send(hs->ng);
-			if (rv != 0) {
-				hs->closed = true; /* conn_abort: "HTTP/2 send failed" */
+			if (h2_session_fill(hs) != 0) {
+				r->closed = true;
 				return;
 			}
-			post_reads(hs);
+			post_reads(r);
 		}
-		FZ_ASSERT(hs->out_len <= hs->out_cap, "batch overrun");
 		if (hs->reads_pending > 0 || hs->out_len == 0)
 			break;
-		if (hs->cut) {
-			FZ_ASSERT(hs->cut_at <= hs->out_len, "cut past the batch");
-			hs->out_len = hs->cut_at;
-			hs->closed = true; /* sent, then conn_abort */
-		}
-		hs->out_len = 0; /* the batch is on the wire */
-		if (hs->closed || ++hs->batches >= MAX_BATCHES)
-			return;
+		send_batch(r);
+		hs->out_len = 0;
 	}
-	if (hs->cut && hs->reads_pending == 0 && hs->out_len == 0)
-		hs->closed = true;
-	if (!nghttp2_session_want_read(hs->ng) && !nghttp2_session_want_write(hs->ng) &&
-	    hs->reads_pending == 0 && hs->out_len == 0 && !hs->sf)
-		hs->closed = true; /* conn_close_graceful */
+	if (!r->closed && hs->reads_pending == 0 && !nghttp2_session_want_read(hs->ng) &&
+	    !nghttp2_session_want_write(hs->ng))
+		r->closed = true; /* conn_close_graceful */
 }
 
 /* h2_shutdown */
 static void shutdown_session(struct h2_session *hs)
 {
-	if (hs->stopping)
-		return;
-	hs->stopping = true;
-	nghttp2_submit_goaway(hs->ng, NGHTTP2_FLAG_NONE,
-	                      nghttp2_session_get_last_proc_stream_id(hs->ng), NGHTTP2_NO_ERROR,
-	                      NULL, 0);
+	h2_session_goaway(hs);
+}
+
+/* Input, one heap copy per piece, so a pointer kept into a receive buffer
+ * is caught. false: a protocol error (conn_abort). */
+static bool take_input(struct run *r, const uint8_t *p, size_t n)
+{
+	uint8_t *copy = malloc(n);
+	ssize_t rv;
+
+	if (!copy)
+		abort();
+	memcpy(copy, p, n);
+	rv = nghttp2_session_mem_recv(r->hs->ng, copy, n);
+	free(copy);
+	if (rv < 0)
+		return false;
+	FZ_ASSERT((size_t)rv == n, "mem_recv took %zd of %zu", rv, n);
+	return true;
 }
 
 static size_t piece_size(uint64_t *rng, size_t left)
@@ -761,74 +716,106 @@ static size_t piece_size(uint64_t *rng, size_t left)
 	return n < left ? n : left;
 }
 
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		abort();
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char magic[] = NGHTTP2_CLIENT_MAGIC;
-	struct h2_session hs = {0};
+	static const uint8_t magic[] = NGHTTP2_CLIENT_MAGIC;
+	struct run r = {0};
+	struct h2_session *hs;
 	uint8_t flags;
 	uint64_t rng;
 	uint8_t *in;
 	size_t len, pos = 0;
+	int fds;
 
 	if (size < 2)
 		return 0;
 	flags = data[0];
 	rng = data[1];
-	/* The preface, then the client's frames, in one heap buffer of exactly
-	 * that size. */
 	len = NGHTTP2_CLIENT_MAGIC_LEN + size - 2;
 	in = malloc(len);
-	hs.out_cap = (flags & 1) ? 32768 : 262144;
-	hs.out = malloc(hs.out_cap);
-	if (!in || !hs.out)
+	if (!in)
 		abort();
 	memcpy(in, magic, NGHTTP2_CLIENT_MAGIC_LEN);
 	memcpy(in + NGHTTP2_CLIENT_MAGIC_LEN, data + 2, size - 2);
-	hs.shrink = flags & 2;
-	hs.sendfile = flags & 16;
 
-	if (session_start(&hs) == 0) {
-		drive(&hs);
-		while (!hs.closed && (pos < len || hs.reads_pending > 0)) {
-			/* take_input runs while reads are in flight (not while a
-			 * send is), so input may close streams that have holes. */
-			if (pos < len && (hs.reads_pending == 0 || (flags & 8))) {
-				size_t n = piece_size(&rng, len - pos);
-				ssize_t rv = nghttp2_session_mem_recv(hs.ng, in + pos, n);
-				if (rv < 0)
-					break; /* conn_abort: "HTTP/2 protocol error" */
-				FZ_ASSERT((size_t)rv == n, "mem_recv took %zd of %zu", rv, n);
-				pos += n;
-				if (flags & 4)
-					shutdown_session(&hs);
-			}
-			if (hs.reads_pending > 0)
-				complete_reads(&hs);
-			drive(&hs);
-			if (hs.batches >= MAX_BATCHES)
+	worker.srv = &srvs[(flags >> 5) & 3];
+	worker.now_ms = 1000;
+	worker.boundary_seed = rng;
+	memset(&conn, 0, sizeof(conn));
+	conn.w = &worker;
+	conn.fd = -1;
+	snprintf(conn.peer_text, sizeof(conn.peer_text), "fuzz");
+	fds = count_fds();
+	if (h2_session_new(&hs, &conn) < 0 || nghttp2_hd_inflate_new(&r.wire.inf) != 0)
+		abort();
+	r.hs = hs;
+	r.shrink = flags & 2;
+	hs->out_cap = (flags & 1) ? 32768 : (flags & 128) ? 4194304 : 262144;
+	hs->out = malloc(hs->out_cap);
+	if (!hs->out)
+		abort();
+	hs->sendfile = flags & 16;
+
+	while (!r.closed && !spent(&r) && (pos < len || hs->reads_pending > 0)) {
+		if (pos < len && (hs->reads_pending == 0 || (flags & 8))) {
+			size_t n = piece_size(&rng, len - pos);
+			if (!take_input(&r, in + pos, n)) {
+				r.closed = true;
 				break;
+			}
+			pos += n;
+			if (flags & 4)
+				shutdown_session(hs);
 		}
-		/* Whatever is still queued goes out, as far as the windows let it. */
-		while (!hs.closed && hs.batches < MAX_BATCHES &&
-		       nghttp2_session_want_write(hs.ng)) {
-			unsigned before = hs.batches;
-			if (hs.reads_pending > 0)
-				complete_reads(&hs);
-			drive(&hs);
-			if (hs.batches == before && hs.reads_pending == 0)
-				break; /* blocked on flow control */
-		}
-		if (hs.reads_pending > 0)
-			complete_reads(&hs);
+		if (hs->reads_pending > 0)
+			complete_reads(&r);
+		drive(&r);
 	}
-	if (trace)
-		fprintf(stderr, "session end: %u batches, %s%s\n", hs.batches,
-		        hs.cut ? "cut by a short read, " : "", hs.closed ? "closed" : "open");
+	/* What is still queued goes out, as far as the windows let it. */
+	for (int i = 0;
+	     i < 4 * MAX_BATCHES && !r.closed && !spent(&r) && nghttp2_session_want_write(hs->ng);
+	     i++) {
+		unsigned before = r.batches;
+		if (hs->reads_pending > 0)
+			complete_reads(&r);
+		drive(&r);
+		if (r.batches == before && hs->reads_pending == 0)
+			break; /* blocked on flow control */
+	}
+	/* The conn is freed only when nothing of it is in flight. */
+	if (hs->reads_pending > 0)
+		complete_reads(&r);
+	if (trace) {
+		for (size_t i = 0; i < r.wire.nresps; i++) {
+			const struct resp *p = &r.wire.resps[i];
+			fprintf(stderr, "stream %d: %d, %llu of %llu body bytes%s%s\n", p->id,
+			        p->status, (unsigned long long)p->got, (unsigned long long)p->clen,
+			        p->check ? ", checked" : "", p->ended ? ", ended" : "");
+		}
+		fprintf(stderr, "%u batches, %s%s\n", r.batches, hs->cut ? "cut, " : "",
+		        r.closed ? "closed" : "open");
+	}
 	/* h2_conn_free */
-	nghttp2_session_del(hs.ng);
-	while (hs.streams)
-		stream_free(hs.streams);
-	free(hs.out);
+	free(hs->out);
+	hs->out = NULL;
+	h2_session_free(hs);
+	FZ_ASSERT(count_fds() == fds, "%d file descriptors before the session, %d after", fds,
+	          count_fds());
+	nghttp2_hd_inflate_del(r.wire.inf);
+	free(r.wire.resps);
 	free(in);
 	return 0;
 }

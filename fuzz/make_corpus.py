@@ -209,6 +209,34 @@ def h2_seeds():
     h2seed("statuses", data, flags=4)
     h2seed("statuses_sendfile", data, flags=16)
 
+    # The served root of fuzz_h2_session: index.html, a.txt, big.bin (1 MiB + 40000),
+    # empty.txt, sub/index.html, nodir/, .hidden, link.txt, out, fifo.
+    c = h2client()
+    c.increment_flow_control_window(1 << 24)
+    c.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: (1 << 31) - 1})
+    c.send_headers(1, hdrs("/big.bin", ("range", "bytes=0-99,300000-700000,-70000")), end_stream=True)
+    c.send_headers(3, hdrs("/big.bin", ("range", "bytes=100000-400000")), end_stream=True)
+    for i, path in enumerate(["/link.txt", "/nodir/", "/out", "/fifo", "/.hidden", "/sub/index.html", "/big.bin"]):
+        c.send_headers(5 + 2 * i, hdrs(path), end_stream=True)
+    data = c.data_to_send()
+    h2seed("ranges", data)
+    h2seed("ranges_dotfiles", data, flags=32)
+    h2seed("ranges_big_buf", data, flags=128)
+    h2seed("ranges_big_buf_shrink", data, flags=128 | 2 | 8, seed=4)
+
+    c = h2client()
+    c.increment_flow_control_window(1 << 24)
+    c.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: (1 << 31) - 1})
+    c.send_headers(1, hdrs("/big.bin"), end_stream=True)
+    c.send_headers(3, hdrs("/a.txt", ("x-long", "v" * 2000)), end_stream=True)
+    c.send_headers(5, hdrs("/big.bin"), end_stream=True)
+    h2seed("tight_limits", c.data_to_send(), flags=64)
+
+    c = h2client()
+    c.send_headers(1, hdrs("/a.txt", ("x-long", "v" * 2000)), end_stream=True)  # > --h2-max-header-list
+    c.send_headers(3, hdrs("/index.html"), end_stream=True)
+    h2seed("tight_header_list", c.data_to_send(), flags=64)
+
     c = h2client()
     c.send_headers(1, hdrs("/a.txt", ("x-big", "v" * 40000)), end_stream=True)  # CONTINUATION
     h2seed("continuation", c.data_to_send())

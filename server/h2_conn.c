@@ -268,13 +268,8 @@ bool h2_stopping(const struct conn *c)
 
 void h2_shutdown(struct conn *c)
 {
-	struct h2_session *hs = c->h2;
-	if (hs->stopping)
+	if (!h2_session_goaway(c->h2))
 		return;
-	hs->stopping = true;
-	nghttp2_submit_goaway(hs->ng, NGHTTP2_FLAG_NONE,
-			      nghttp2_session_get_last_proc_stream_id(hs->ng), NGHTTP2_NO_ERROR, NULL,
-			      0);
 	/* nghttp2 stops reading new streams after GOAWAY and wants neither
 	 * read nor write once the open ones are done: h2_drive then closes. */
 	h2_drive(c);

@@ -462,6 +462,17 @@ out:
 	return 0;
 }
 
+bool h2_session_goaway(struct h2_session *hs)
+{
+	if (hs->stopping)
+		return false;
+	hs->stopping = true;
+	nghttp2_submit_goaway(hs->ng, NGHTTP2_FLAG_NONE,
+			      nghttp2_session_get_last_proc_stream_id(hs->ng), NGHTTP2_NO_ERROR, NULL,
+			      0);
+	return true;
+}
+
 int h2_session_fill(struct h2_session *hs)
 {
 	return nghttp2_session_send(hs->ng);

@@ -114,6 +114,10 @@ int h2_session_fill(struct h2_session *hs);
  * before this stream's first frame (never a hole on the wire). May free s. */
 void h2_session_read_done(struct h2_stream *s, int res);
 
+/* Queues GOAWAY (no error, last processed stream): open streams finish,
+ * no new ones start. false if it was queued already. */
+bool h2_session_goaway(struct h2_session *hs);
+
 /* Frees s once nothing refers to it any more. */
 void h2_stream_release(struct h2_stream *s);
 
