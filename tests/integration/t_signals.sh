@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Signals: SIGTERM drains (running responses finish, new connections are
-# refused, exit 0), SIGINT exits at once.
+# refused, exit 0), SIGINT and SIGQUIT exit at once.
 
 want=$(cat "$FIX/big.sha256")
 
@@ -80,26 +80,28 @@ wait "$ka_pid"
 check "SIGTERM with an idle keep-alive connection: client saw the close" grep -q '^CLOSED' "$T/ka.out"
 KTLSD_PID=
 
-# --- SIGINT: exit at once, even with a download running ---------------------
-start_ktlsd --shutdown-grace 30 --send-timeout 30 || return 0
-rm -f "$T/int.b"
-kcurl --max-time 60 --limit-rate 2M -o "$T/int.b" "$BASE/big.bin" 2>/dev/null &
-curl_pid=$!
-wait_until 10 file_at_least "$T/int.b" $((1 << 20))
-kill -INT "$KTLSD_PID"
-if wait_exit "$KTLSD_PID" 3; then
-	pass "SIGINT: exits within 3 s despite a running download"
-else
-	fail "SIGINT: exits within 3 s despite a running download" "still running"
-	kill -KILL "$KTLSD_PID"
-	wait "$KTLSD_PID" 2>/dev/null
-fi
-wait "$curl_pid"
-expect_ne "SIGINT: the interrupted download reports an error" "$?" 0
-if grep -qE 'ERROR: AddressSanitizer|runtime error' "$KTLSD_LOG"; then
-	fail "SIGINT: no memory error report" "$(grep -m1 -E 'ERROR: AddressSanitizer|runtime error' "$KTLSD_LOG")"
-else
-	pass "SIGINT: no memory error report"
-fi
-rm -f "$T/int.b"
-KTLSD_PID=
+# --- SIGINT and SIGQUIT: exit at once, even with a download running ---------
+for sig in INT QUIT; do
+	start_ktlsd --shutdown-grace 30 --send-timeout 30 || return 0
+	rm -f "$T/int.b"
+	kcurl --max-time 60 --limit-rate 2M -o "$T/int.b" "$BASE/big.bin" 2>/dev/null &
+	curl_pid=$!
+	wait_until 10 file_at_least "$T/int.b" $((1 << 20))
+	kill -"$sig" "$KTLSD_PID"
+	if wait_exit "$KTLSD_PID" 3; then
+		pass "SIG$sig: exits within 3 s despite a running download"
+	else
+		fail "SIG$sig: exits within 3 s despite a running download" "still running"
+		kill -KILL "$KTLSD_PID"
+		wait "$KTLSD_PID" 2>/dev/null
+	fi
+	wait "$curl_pid"
+	expect_ne "SIG$sig: the interrupted download reports an error" "$?" 0
+	if grep -qE 'ERROR: AddressSanitizer|runtime error' "$KTLSD_LOG"; then
+		fail "SIG$sig: no memory error report" "$(grep -m1 -E 'ERROR: AddressSanitizer|runtime error' "$KTLSD_LOG")"
+	else
+		pass "SIG$sig: no memory error report"
+	fi
+	rm -f "$T/int.b"
+	KTLSD_PID=
+done
