@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "server/config.h"
+#include "server/config_options.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.1.0"
@@ -28,158 +29,13 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define FIELD(base, off, type) ((type *)(void *)((char *)(base) + (off)))
-#define OFF(field) offsetof(struct config, field)
-#define CERT_OFF(field) offsetof(struct config_cert, field)
-
-enum opt_type {
-	T_STRING,    /* char *, replaced */
-	T_PATH_OR,   /* char *; the word after '|' in the placeholder stores NULL */
-	T_UINT,      /* unsigned in [min, max] */
-	T_MS,        /* seconds with up to 3 decimals, stored as ms in [min, max] */
-	T_BOOL,      /* on|off */
-	T_TRISTATE,  /* auto|on|off, in the order of enum config_tristate */
-	T_ENUM,      /* int: position of the value in the placeholder "a|b|c" */
-	T_PROTOCOLS, /* TLSv1.2 and/or TLSv1.3, stored normalised */
-	T_LISTEN,    /* appends to a struct config_listen array; count at count_off */
-	T_CERT,      /* appends the cert_file or key_file half (off) of certs[] */
-	T_ACTION,    /* --help, --version: takes no value */
-	T_FLAG,      /* bool set by the bare flag (--check): takes no value */
-};
-
-enum opt_group { G_GENERAL, G_TLS, G_HTTP, G_LOG, G_COUNT };
-static const char *const group_names[G_COUNT] = {"General", "TLS", "HTTP limits and timeouts",
-                                                 "Logging"};
-
-struct opt {
-	const char *name;
-	/* Placeholder for --help; NULL: the option takes no value. For the word
-	 * types it is also the list of accepted words, so the two cannot differ. */
-	const char *value;
-	enum opt_type type;
-	enum opt_group group;
-	size_t off;
-	const char *def; /* default, parsed exactly like user input; NULL: none */
-	const char *help;
-	size_t count_off; /* T_LISTEN */
-	unsigned min, max;
-	bool cli_only;
-};
-
-#define OPT(n, v, t, g, o, d, h, ...)                                                              \
-	{                                                                                          \
-		.name = n, .value = v, .type = t, .group = g, .off = o, .def = d, .help = h,       \
-		__VA_ARGS__                                                                        \
-	}
-#define S_MS(s) ((s)*1000u)
-
-static const struct opt options[] = {
-    OPT("root", "DIR", T_STRING, G_GENERAL, OFF(root), NULL, "Directory to serve (required)."),
-    OPT("listen", "ADDR:PORT", T_LISTEN, G_GENERAL, OFF(listen), "0.0.0.0:8443",
-        "Accept HTTPS here; repeatable. ADDR:PORT, [IPV6]:PORT, :PORT or PORT. The default "
-        "applies only when neither --listen nor --listen-plain is given.",
-        .count_off = OFF(nlisten)),
-    OPT("listen-plain", "ADDR:PORT", T_LISTEN, G_GENERAL, OFF(listen_plain), NULL,
-        "Accept plain HTTP here; repeatable, same forms as --listen.",
-        .count_off = OFF(nlisten_plain)),
-    OPT("workers", "N", T_UINT, G_GENERAL, OFF(workers), "0",
-        "Worker threads; 0 means one per online CPU.", .max = 1024),
-    OPT("config", "FILE", T_STRING, G_GENERAL, OFF(config_file), NULL,
-        "Read options from FILE first, one \"name value\" per line; flags override it.",
-        .cli_only = true),
-    OPT("help", NULL, T_ACTION, G_GENERAL, 0, NULL, "Print this help and exit.", .cli_only = true),
-    OPT("version", NULL, T_ACTION, G_GENERAL, 0, NULL, "Print the version and exit.",
-        .cli_only = true),
-    OPT("check", NULL, T_FLAG, G_GENERAL, OFF(check), NULL,
-        "Print what this machine offers (kernel TLS, OpenSSL, io_uring) and the path a "
-        "connection would take under the other flags, then exit.",
-        .cli_only = true),
-
-    OPT("cert", "FILE", T_CERT, G_TLS, CERT_OFF(cert_file), NULL,
-        "Certificate chain (PEM); repeatable, paired in order with --key."),
-    OPT("key", "FILE", T_CERT, G_TLS, CERT_OFF(key_file), NULL,
-        "Private key (PEM) for the --cert in the same place."),
-    OPT("tls-protocols", "LIST", T_PROTOCOLS, G_TLS, OFF(tls_protocols), "TLSv1.2 TLSv1.3",
-        "TLS versions to accept: TLSv1.2, TLSv1.3 or both."),
-    OPT("tls13-ciphersuites", "LIST", T_STRING, G_TLS, OFF(tls13_ciphersuites),
-        "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256",
-        "TLS 1.3 cipher suites, in OpenSSL syntax."),
-    /* Mozilla's "intermediate" profile. */
-    OPT("tls12-ciphers", "LIST", T_STRING, G_TLS, OFF(tls12_ciphers),
-        "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
-        "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
-        "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305",
-        "TLS 1.2 ciphers, in OpenSSL syntax."),
-    OPT("tls-session-tickets", "on|off", T_BOOL, G_TLS, OFF(tls_session_tickets), "on",
-        "Offer stateless session resumption."),
-    OPT("tls-session-cache", "N", T_UINT, G_TLS, OFF(tls_session_cache), "20000",
-        "Session cache entries per worker; 0 turns the cache off.", .max = 1000000),
-    OPT("tls-ticket-rotate", "SECONDS", T_UINT, G_TLS, OFF(tls_ticket_rotate_s), "3600",
-        "Replace the session ticket key this often.", .min = 60, .max = 604800),
-    OPT("ktls", "auto|on|off", T_TRISTATE, G_TLS, OFF(ktls), "auto",
-        "Kernel TLS: auto falls back to user space, on refuses to start without it."),
-    OPT("sendfile", "on|off", T_BOOL, G_TLS, OFF(sendfile), "on",
-        "Send file bodies with zero-copy sendfile/splice."),
-    OPT("h2", "on|off", T_BOOL, G_TLS, OFF(h2), "on", "Offer HTTP/2 through ALPN."),
-    OPT("h2-sendfile", "on|off", T_BOOL, G_TLS, OFF(h2_sendfile), "off",
-        "Expert: send each HTTP/2 DATA frame as a header write plus a zero-copy splice, as "
-        "nginx does with sendfile, to measure what big coalesced writes save."),
-
-    OPT("max-header-size", "BYTES", T_UINT, G_HTTP, OFF(max_header_bytes), "8192",
-        "Largest request head.", .min = 1024, .max = 65536),
-    OPT("max-headers", "N", T_UINT, G_HTTP, OFF(max_headers), "100",
-        "Most header fields in a request.", .min = 1, .max = 1000),
-    OPT("max-uri", "BYTES", T_UINT, G_HTTP, OFF(max_uri), "4096", "Longest request target.",
-        .min = 64, .max = 16384),
-    OPT("max-connections", "N", T_UINT, G_HTTP, OFF(max_connections), "16384",
-        "Open connections per worker.", .min = 1, .max = 1048576),
-    OPT("keepalive-requests", "N", T_UINT, G_HTTP, OFF(keepalive_requests), "10000",
-        "Requests per connection before it is closed.", .min = 1, .max = 1000000),
-    OPT("handshake-timeout", "SECONDS", T_MS, G_HTTP, OFF(handshake_timeout_ms), "10",
-        "Time allowed for the TLS handshake; decimals allowed (2.5).", .min = 1, .max = S_MS(3600)),
-    OPT("header-timeout", "SECONDS", T_MS, G_HTTP, OFF(header_timeout_ms), "10",
-        "Time allowed to receive a request head.", .min = 1, .max = S_MS(3600)),
-    OPT("idle-timeout", "SECONDS", T_MS, G_HTTP, OFF(idle_timeout_ms), "60",
-        "Close a connection idle between requests this long.", .min = 1, .max = S_MS(86400)),
-    OPT("send-timeout", "SECONDS", T_MS, G_HTTP, OFF(send_timeout_ms), "60",
-        "Close a connection whose client reads nothing this long.", .min = 1, .max = S_MS(86400)),
-    OPT("shutdown-grace", "SECONDS", T_MS, G_HTTP, OFF(shutdown_grace_ms), "30",
-        "On SIGTERM, let requests in flight finish this long; 0 closes at once.",
-        .max = S_MS(3600)),
-    OPT("h2-max-streams", "N", T_UINT, G_HTTP, OFF(h2_max_streams), "128",
-        "HTTP/2: concurrent streams per connection.", .min = 1, .max = 10000),
-    OPT("h2-max-header-list", "BYTES", T_UINT, G_HTTP, OFF(h2_max_header_list), "65536",
-        "HTTP/2: largest decoded request header list.", .min = 1024, .max = 1048576),
-    OPT("h2-reset-rate", "N", T_UINT, G_HTTP, OFF(h2_reset_rate), "100",
-        "HTTP/2: stream resets per second a client may cause (burst 10x) before GOAWAY "
-        "(rapid reset).",
-        .min = 1, .max = 1000000),
-    OPT("h2-max-continuations", "N", T_UINT, G_HTTP, OFF(h2_max_continuations), "8",
-        "HTTP/2: CONTINUATION frames per header block (CONTINUATION flood).", .min = 1,
-        .max = 1000),
-    OPT("h2-buffer", "BYTES", T_UINT, G_HTTP, OFF(h2_buffer), "262144",
-        "HTTP/2: write buffer per connection; each fills with whole frames and leaves in "
-        "one send.",
-        .min = 32768, .max = 4194304),
-    OPT("dotfiles", "on|off", T_BOOL, G_HTTP, OFF(dotfiles), "off",
-        "Serve names starting with '.'; off answers 404."),
-
-    OPT("access-log", "FILE|off", T_PATH_OR, G_LOG, OFF(access_log), "off",
-        "Log each request to FILE."),
-    OPT("error-log", "FILE|stderr", T_PATH_OR, G_LOG, OFF(error_log), "stderr",
-        "Where errors and notices go."),
-    OPT("log-level", "error|warn|info|debug", T_ENUM, G_LOG, OFF(log_level), "info",
-        "Least severe message to log."),
-    OPT("pid-file", "FILE", T_STRING, G_LOG, OFF(pid_file), NULL, "Write the process id to FILE."),
-    OPT("user", "USER", T_STRING, G_GENERAL, OFF(user), NULL,
-        "After binding the listeners and reading the keys, run as USER (drops root)."),
-};
 
 /* Where a value came from, for error messages and list replacement. */
 struct ctx {
 	FILE *errfp;                    /* NULL: stay quiet (the first pass over argv) */
 	const char *file;               /* NULL: the command line */
 	unsigned line;                  /* 0: the file as a whole */
-	bool seen[ARRAY_SIZE(options)]; /* options met in this source so far */
+	bool seen[CONFIG_MAX_OPTIONS];   /* options met in this source so far */
 };
 
 /* Prints "ktlsd: [FILE:LINE: ]{--name|name}: MESSAGE" as one line. */
@@ -225,14 +81,6 @@ static void set_string(struct config *cfg, size_t off, char *s)
 	*field = s;
 }
 
-static const struct opt *find_opt(const char *name, size_t len)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
-		if (strlen(options[i].name) == len && memcmp(options[i].name, name, len) == 0)
-			return &options[i];
-	return NULL;
-}
-
 /* Unsigned decimal with at most `decimals` digits after an optional '.',
  * scaled by 10^decimals: with 3, "2.5" seconds is 2500 ms. No sign, blanks,
  * base prefix or floating point (so no locale decimal comma); finer input
@@ -261,16 +109,6 @@ static int parse_fixed(const char *s, int decimals, unsigned min, unsigned max, 
 		return -1;
 	*out = (unsigned)v;
 	return 0;
-}
-
-/* "MIN to MAX" of a T_UINT or T_MS, as the user would write them. */
-static const char *range(const struct opt *o, char buf[static 64])
-{
-	if (o->type == T_MS)
-		snprintf(buf, 64, "%.10g to %.10g", o->min / 1000.0, o->max / 1000.0);
-	else
-		snprintf(buf, 64, "%u to %u", o->min, o->max);
-	return buf;
 }
 
 /* Position of the len bytes at s among the '|'-separated words of list,
@@ -389,9 +227,9 @@ static void free_certs(struct config *cfg)
  * --key count as one list. */
 static bool list_fresh(const struct opt *o, const struct ctx *c)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
+	for (size_t i = 0; i < config_noptions; i++)
 		if (c->seen[i] &&
-		    (&options[i] == o || (o->type == T_CERT && options[i].type == T_CERT)))
+		    (&config_options[i] == o || (o->type == T_CERT && config_options[i].type == T_CERT)))
 			return false;
 	return true;
 }
@@ -403,7 +241,7 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 	char buf[64];
 	int i;
 
-	c->seen[o - options] = true;
+	c->seen[o - config_options] = true;
 	if (!*v) {
 		report(c, o, "missing value");
 		return -1;
@@ -421,7 +259,7 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 		                FIELD(cfg, o->off, unsigned)) == 0)
 			return 0;
 		report(c, o, "expected %s from %s, got '%s'",
-		       o->type == T_MS ? "seconds" : "a number", range(o, buf), v);
+		       o->type == T_MS ? "seconds" : "a number", config_option_range(o, buf), v);
 		return -1;
 	case T_BOOL:
 	case T_TRISTATE:
@@ -537,7 +375,7 @@ static int parse_line(struct config *cfg, char *s, struct ctx *c)
 	if (*v == '=')
 		v += 1 + strspn(v + 1, " \t");
 	s[klen] = '\0';
-	o = find_opt(s, klen);
+	o = config_find_option(s, klen);
 	if (!o) {
 		report(c, NULL, "unknown key '%s'", s);
 		return -1;
@@ -600,7 +438,7 @@ static int next_arg(int argc, char **argv, int *i, struct ctx *c, const struct o
 		return -1;
 	}
 	len = strcspn(name, "=");
-	*o = find_opt(name, len);
+	*o = config_find_option(name, len);
 	if (!*o) {
 		report(c, NULL, "unknown option --%.*s (see --help)", (int)len, name);
 		return -1;
@@ -623,100 +461,27 @@ static int next_arg(int argc, char **argv, int *i, struct ctx *c, const struct o
 	return 0;
 }
 
-enum { HELP_INDENT = 32, HELP_WIDTH = 80 };
-
-/* Prints text from column HELP_INDENT, which the caller has reached, wrapped
- * to fit HELP_WIDTH at blanks and after the ':' of cipher lists. */
-static void print_wrapped(FILE *out, const char *text)
-{
-	size_t col = HELP_INDENT;
-	bool blank = false; /* a blank separates this word from the last */
-
-	while (*text) {
-		size_t n = strcspn(text, " :");
-
-		n += text[n] == ':';
-		if (col > HELP_INDENT && col + blank + n >= HELP_WIDTH) {
-			fprintf(out, "\n%*s", HELP_INDENT, "");
-			col = HELP_INDENT;
-		} else if (blank) {
-			fputc(' ', out);
-			col++;
-		}
-		fwrite(text, 1, n, out);
-		col += n;
-		blank = text[n] == ' ';
-		text += n + strspn(text + n, " ");
-	}
-	fputc('\n', out);
-}
-
-static void print_help(FILE *out)
-{
-	fputs("Usage: ktlsd --root DIR [OPTION]...\n"
-	      "Serve the files under DIR over HTTPS, with kernel TLS where available.\n",
-	      out);
-	for (int g = 0; g < G_COUNT; g++) {
-		fprintf(out, "\n%s:\n", group_names[g]);
-		for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
-			const struct opt *o = &options[i];
-			char lhs[64], note[256], buf[64];
-			int n;
-
-			if (o->group != (enum opt_group)g)
-				continue;
-			n = snprintf(lhs, sizeof(lhs), "  --%s%s%s", o->name, o->value ? " " : "",
-			             o->value ? o->value : "");
-			if (n + 2 > HELP_INDENT)
-				fprintf(out, "%s\n%*s", lhs, HELP_INDENT, "");
-			else
-				fprintf(out, "%-*s", HELP_INDENT, lhs);
-			print_wrapped(out, o->help);
-			if (o->type == T_UINT || o->type == T_MS)
-				snprintf(note, sizeof(note), "(%s; default: %s)", range(o, buf),
-				         o->def);
-			else if (o->def)
-				snprintf(note, sizeof(note), "(default: %s)", o->def);
-			else
-				continue;
-			fprintf(out, "%*s", HELP_INDENT, "");
-			print_wrapped(out, note);
-		}
-	}
-	fputs("\nEvery option but --config, --check, --help and --version can also be set in the\n"
-	      "--config file, one \"name value\" or \"name = value\" per line, '#' starting a\n"
-	      "comment; quotes around a value are optional. Flags override the file, and a\n"
-	      "repeatable flag (--listen, --listen-plain, --cert/--key) replaces the file's\n"
-	      "list instead of adding to it.\n",
-	      out);
-}
-
 void config_defaults(struct config *cfg)
 {
 	struct ctx c = {.errfp = stderr};
 
 	memset(cfg, 0, sizeof(*cfg));
-	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
-		if (options[i].def && options[i].type != T_LISTEN &&
-		    apply(cfg, &options[i], options[i].def, &c))
+	for (size_t i = 0; i < config_noptions; i++)
+		if (config_options[i].def && config_options[i].type != T_LISTEN &&
+		    apply(cfg, &config_options[i], config_options[i].def, &c))
 			abort(); /* a default that does not parse is a bug in the table */
 }
 
 void config_free(struct config *cfg)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
-		enum opt_type t = options[i].type;
+	for (size_t i = 0; i < config_noptions; i++) {
+		enum opt_type t = config_options[i].type;
 
 		if (t == T_STRING || t == T_PATH_OR || t == T_PROTOCOLS)
-			set_string(cfg, options[i].off, NULL);
+			set_string(cfg, config_options[i].off, NULL);
 	}
 	free_certs(cfg);
 	memset(cfg, 0, sizeof(*cfg));
-}
-
-const char *config_option_name(size_t i)
-{
-	return i < ARRAY_SIZE(options) ? options[i].name : NULL;
 }
 
 /* After all sources: the listen default and the checks that span options. */
@@ -727,7 +492,7 @@ static int finish(struct config *cfg, FILE *errfp)
 	size_t nkey = cert_count(cfg, CERT_OFF(key_file));
 
 	if (cfg->nlisten == 0 && cfg->nlisten_plain == 0) {
-		const struct opt *o = find_opt("listen", strlen("listen"));
+		const struct opt *o = config_find_option("listen", strlen("listen"));
 
 		if (apply(cfg, o, o->def, &c))
 			abort();
@@ -765,7 +530,7 @@ enum config_result config_load(struct config *cfg, int argc, char **argv, FILE *
 	}
 	if (action) {
 		if (strcmp(action->name, "help") == 0)
-			print_help(outfp);
+			config_print_help(outfp);
 		else
 			fprintf(outfp, "ktlsd %s\n", PACKAGE_VERSION);
 		config_free(cfg);

@@ -1,0 +1,211 @@
+#include "server/config_options.h"
+
+#include <string.h>
+
+static const char *const group_names[G_COUNT] = {"General", "TLS", "HTTP limits and timeouts",
+						 "Logging"};
+
+#define OPT(n, v, t, g, o, d, h, ...)                                                              \
+	{                                                                                          \
+		.name = n, .value = v, .type = t, .group = g, .off = o, .def = d, .help = h,       \
+		__VA_ARGS__                                                                        \
+	}
+#define S_MS(s) ((s)*1000u)
+
+const struct opt config_options[] = {
+    OPT("root", "DIR", T_STRING, G_GENERAL, OFF(root), NULL, "Directory to serve (required)."),
+    OPT("listen", "ADDR:PORT", T_LISTEN, G_GENERAL, OFF(listen), "0.0.0.0:8443",
+        "Accept HTTPS here; repeatable. ADDR:PORT, [IPV6]:PORT, :PORT or PORT. The default "
+        "applies only when neither --listen nor --listen-plain is given.",
+        .count_off = OFF(nlisten)),
+    OPT("listen-plain", "ADDR:PORT", T_LISTEN, G_GENERAL, OFF(listen_plain), NULL,
+        "Accept plain HTTP here; repeatable, same forms as --listen.",
+        .count_off = OFF(nlisten_plain)),
+    OPT("workers", "N", T_UINT, G_GENERAL, OFF(workers), "0",
+        "Worker threads; 0 means one per online CPU.", .max = 1024),
+    OPT("config", "FILE", T_STRING, G_GENERAL, OFF(config_file), NULL,
+        "Read options from FILE first, one \"name value\" per line; flags override it.",
+        .cli_only = true),
+    OPT("help", NULL, T_ACTION, G_GENERAL, 0, NULL, "Print this help and exit.", .cli_only = true),
+    OPT("version", NULL, T_ACTION, G_GENERAL, 0, NULL, "Print the version and exit.",
+        .cli_only = true),
+    OPT("check", NULL, T_FLAG, G_GENERAL, OFF(check), NULL,
+        "Print what this machine offers (kernel TLS, OpenSSL, io_uring) and the path a "
+        "connection would take under the other flags, then exit.",
+        .cli_only = true),
+
+    OPT("cert", "FILE", T_CERT, G_TLS, CERT_OFF(cert_file), NULL,
+        "Certificate chain (PEM); repeatable, paired in order with --key."),
+    OPT("key", "FILE", T_CERT, G_TLS, CERT_OFF(key_file), NULL,
+        "Private key (PEM) for the --cert in the same place."),
+    OPT("tls-protocols", "LIST", T_PROTOCOLS, G_TLS, OFF(tls_protocols), "TLSv1.2 TLSv1.3",
+        "TLS versions to accept: TLSv1.2, TLSv1.3 or both."),
+    OPT("tls13-ciphersuites", "LIST", T_STRING, G_TLS, OFF(tls13_ciphersuites),
+        "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256",
+        "TLS 1.3 cipher suites, in OpenSSL syntax."),
+    /* Mozilla's "intermediate" profile. */
+    OPT("tls12-ciphers", "LIST", T_STRING, G_TLS, OFF(tls12_ciphers),
+        "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+        "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+        "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305",
+        "TLS 1.2 ciphers, in OpenSSL syntax."),
+    OPT("tls-session-tickets", "on|off", T_BOOL, G_TLS, OFF(tls_session_tickets), "on",
+        "Offer stateless session resumption."),
+    OPT("tls-session-cache", "N", T_UINT, G_TLS, OFF(tls_session_cache), "20000",
+        "Session cache entries per worker; 0 turns the cache off.", .max = 1000000),
+    OPT("tls-ticket-rotate", "SECONDS", T_UINT, G_TLS, OFF(tls_ticket_rotate_s), "3600",
+        "Replace the session ticket key this often.", .min = 60, .max = 604800),
+    OPT("ktls", "auto|on|off", T_TRISTATE, G_TLS, OFF(ktls), "auto",
+        "Kernel TLS: auto falls back to user space, on refuses to start without it."),
+    OPT("sendfile", "on|off", T_BOOL, G_TLS, OFF(sendfile), "on",
+        "Send file bodies with zero-copy sendfile/splice."),
+    OPT("h2", "on|off", T_BOOL, G_TLS, OFF(h2), "on", "Offer HTTP/2 through ALPN."),
+    OPT("h2-sendfile", "on|off", T_BOOL, G_TLS, OFF(h2_sendfile), "off",
+        "Expert: send each HTTP/2 DATA frame as a header write plus a zero-copy splice, as "
+        "nginx does with sendfile, to measure what big coalesced writes save."),
+
+    OPT("max-header-size", "BYTES", T_UINT, G_HTTP, OFF(max_header_bytes), "8192",
+        "Largest request head.", .min = 1024, .max = 65536),
+    OPT("max-headers", "N", T_UINT, G_HTTP, OFF(max_headers), "100",
+        "Most header fields in a request.", .min = 1, .max = 1000),
+    OPT("max-uri", "BYTES", T_UINT, G_HTTP, OFF(max_uri), "4096", "Longest request target.",
+        .min = 64, .max = 16384),
+    OPT("max-connections", "N", T_UINT, G_HTTP, OFF(max_connections), "16384",
+        "Open connections per worker.", .min = 1, .max = 1048576),
+    OPT("keepalive-requests", "N", T_UINT, G_HTTP, OFF(keepalive_requests), "10000",
+        "Requests per connection before it is closed.", .min = 1, .max = 1000000),
+    OPT("handshake-timeout", "SECONDS", T_MS, G_HTTP, OFF(handshake_timeout_ms), "10",
+        "Time allowed for the TLS handshake; decimals allowed (2.5).", .min = 1, .max = S_MS(3600)),
+    OPT("header-timeout", "SECONDS", T_MS, G_HTTP, OFF(header_timeout_ms), "10",
+        "Time allowed to receive a request head.", .min = 1, .max = S_MS(3600)),
+    OPT("idle-timeout", "SECONDS", T_MS, G_HTTP, OFF(idle_timeout_ms), "60",
+        "Close a connection idle between requests this long.", .min = 1, .max = S_MS(86400)),
+    OPT("send-timeout", "SECONDS", T_MS, G_HTTP, OFF(send_timeout_ms), "60",
+        "Close a connection whose client reads nothing this long.", .min = 1, .max = S_MS(86400)),
+    OPT("shutdown-grace", "SECONDS", T_MS, G_HTTP, OFF(shutdown_grace_ms), "30",
+        "On SIGTERM, let requests in flight finish this long; 0 closes at once.",
+        .max = S_MS(3600)),
+    OPT("h2-max-streams", "N", T_UINT, G_HTTP, OFF(h2_max_streams), "128",
+        "HTTP/2: concurrent streams per connection.", .min = 1, .max = 10000),
+    OPT("h2-max-header-list", "BYTES", T_UINT, G_HTTP, OFF(h2_max_header_list), "65536",
+        "HTTP/2: largest decoded request header list.", .min = 1024, .max = 1048576),
+    OPT("h2-reset-rate", "N", T_UINT, G_HTTP, OFF(h2_reset_rate), "100",
+        "HTTP/2: stream resets per second a client may cause (burst 10x) before GOAWAY "
+        "(rapid reset).",
+        .min = 1, .max = 1000000),
+    OPT("h2-max-continuations", "N", T_UINT, G_HTTP, OFF(h2_max_continuations), "8",
+        "HTTP/2: CONTINUATION frames per header block (CONTINUATION flood).", .min = 1,
+        .max = 1000),
+    OPT("h2-buffer", "BYTES", T_UINT, G_HTTP, OFF(h2_buffer), "262144",
+        "HTTP/2: write buffer per connection; each fills with whole frames and leaves in "
+        "one send.",
+        .min = 32768, .max = 4194304),
+    OPT("dotfiles", "on|off", T_BOOL, G_HTTP, OFF(dotfiles), "off",
+        "Serve names starting with '.'; off answers 404."),
+
+    OPT("access-log", "FILE|off", T_PATH_OR, G_LOG, OFF(access_log), "off",
+        "Log each request to FILE."),
+    OPT("error-log", "FILE|stderr", T_PATH_OR, G_LOG, OFF(error_log), "stderr",
+        "Where errors and notices go."),
+    OPT("log-level", "error|warn|info|debug", T_ENUM, G_LOG, OFF(log_level), "info",
+        "Least severe message to log."),
+    OPT("pid-file", "FILE", T_STRING, G_LOG, OFF(pid_file), NULL, "Write the process id to FILE."),
+    OPT("user", "USER", T_STRING, G_GENERAL, OFF(user), NULL,
+        "After binding the listeners and reading the keys, run as USER (drops root)."),
+};
+
+const size_t config_noptions = sizeof(config_options) / sizeof(config_options[0]);
+_Static_assert(sizeof(config_options) / sizeof(config_options[0]) <= CONFIG_MAX_OPTIONS,
+	       "raise CONFIG_MAX_OPTIONS");
+
+const struct opt *config_find_option(const char *name, size_t len)
+{
+	for (size_t i = 0; i < config_noptions; i++)
+		if (strlen(config_options[i].name) == len && memcmp(config_options[i].name, name, len) == 0)
+			return &config_options[i];
+	return NULL;
+}
+
+/* "MIN to MAX" of a T_UINT or T_MS, as the user would write them. */
+const char *config_option_range(const struct opt *o, char buf[static 64])
+{
+	if (o->type == T_MS)
+		snprintf(buf, 64, "%.10g to %.10g", o->min / 1000.0, o->max / 1000.0);
+	else
+		snprintf(buf, 64, "%u to %u", o->min, o->max);
+	return buf;
+}
+
+enum { HELP_INDENT = 32, HELP_WIDTH = 80 };
+
+/* Prints text from column HELP_INDENT, which the caller has reached, wrapped
+ * to fit HELP_WIDTH at blanks and after the ':' of cipher lists. */
+static void print_wrapped(FILE *out, const char *text)
+{
+	size_t col = HELP_INDENT;
+	bool blank = false; /* a blank separates this word from the last */
+
+	while (*text) {
+		size_t n = strcspn(text, " :");
+
+		n += text[n] == ':';
+		if (col > HELP_INDENT && col + blank + n >= HELP_WIDTH) {
+			fprintf(out, "\n%*s", HELP_INDENT, "");
+			col = HELP_INDENT;
+		} else if (blank) {
+			fputc(' ', out);
+			col++;
+		}
+		fwrite(text, 1, n, out);
+		col += n;
+		blank = text[n] == ' ';
+		text += n + strspn(text + n, " ");
+	}
+	fputc('\n', out);
+}
+
+void config_print_help(FILE *out)
+{
+	fputs("Usage: ktlsd --root DIR [OPTION]...\n"
+	      "Serve the files under DIR over HTTPS, with kernel TLS where available.\n",
+	      out);
+	for (int g = 0; g < G_COUNT; g++) {
+		fprintf(out, "\n%s:\n", group_names[g]);
+		for (size_t i = 0; i < config_noptions; i++) {
+			const struct opt *o = &config_options[i];
+			char lhs[64], note[256], buf[64];
+			int n;
+
+			if (o->group != (enum opt_group)g)
+				continue;
+			n = snprintf(lhs, sizeof(lhs), "  --%s%s%s", o->name, o->value ? " " : "",
+			             o->value ? o->value : "");
+			if (n + 2 > HELP_INDENT)
+				fprintf(out, "%s\n%*s", lhs, HELP_INDENT, "");
+			else
+				fprintf(out, "%-*s", HELP_INDENT, lhs);
+			print_wrapped(out, o->help);
+			if (o->type == T_UINT || o->type == T_MS)
+				snprintf(note, sizeof(note), "(%s; default: %s)", config_option_range(o, buf),
+				         o->def);
+			else if (o->def)
+				snprintf(note, sizeof(note), "(default: %s)", o->def);
+			else
+				continue;
+			fprintf(out, "%*s", HELP_INDENT, "");
+			print_wrapped(out, note);
+		}
+	}
+	fputs("\nEvery option but --config, --check, --help and --version can also be set in the\n"
+	      "--config file, one \"name value\" or \"name = value\" per line, '#' starting a\n"
+	      "comment; quotes around a value are optional. Flags override the file, and a\n"
+	      "repeatable flag (--listen, --listen-plain, --cert/--key) replaces the file's\n"
+	      "list instead of adding to it.\n",
+	      out);
+}
+
+const char *config_option_name(size_t i)
+{
+	return i < config_noptions ? config_options[i].name : NULL;
+}
+

@@ -1,0 +1,62 @@
+/* The option table behind server/config.c: every flag and config key with
+ * its type, default, limits and help text, and the --help printer. Private to
+ * the config module (config.c parses and applies, this file describes). */
+#ifndef KTLSD_SERVER_CONFIG_OPTIONS_H
+#define KTLSD_SERVER_CONFIG_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "server/config.h"
+
+#define OFF(field) offsetof(struct config, field)
+#define CERT_OFF(field) offsetof(struct config_cert, field)
+
+enum opt_type {
+	T_STRING,    /* char *, replaced */
+	T_PATH_OR,   /* char *; the word after '|' in the placeholder stores NULL */
+	T_UINT,      /* unsigned in [min, max] */
+	T_MS,        /* seconds with up to 3 decimals, stored as ms in [min, max] */
+	T_BOOL,      /* on|off */
+	T_TRISTATE,  /* auto|on|off, in the order of enum config_tristate */
+	T_ENUM,      /* int: position of the value in the placeholder "a|b|c" */
+	T_PROTOCOLS, /* TLSv1.2 and/or TLSv1.3, stored normalised */
+	T_LISTEN,    /* appends to a struct config_listen array; count at count_off */
+	T_CERT,      /* appends the cert_file or key_file half (off) of certs[] */
+	T_ACTION,    /* --help, --version: takes no value */
+	T_FLAG,      /* bool set by the bare flag (--check): takes no value */
+};
+
+enum opt_group { G_GENERAL, G_TLS, G_HTTP, G_LOG, G_COUNT };
+
+struct opt {
+	const char *name;
+	/* Placeholder for --help; NULL: the option takes no value. For the word
+	 * types it is also the list of accepted words, so the two cannot differ. */
+	const char *value;
+	enum opt_type type;
+	enum opt_group group;
+	size_t off;
+	const char *def; /* default, parsed exactly like user input; NULL: none */
+	const char *help;
+	size_t count_off; /* T_LISTEN */
+	unsigned min, max;
+	bool cli_only;
+};
+
+
+#define CONFIG_MAX_OPTIONS 64
+
+extern const struct opt config_options[];
+extern const size_t config_noptions;
+
+/* The option named by the len bytes at name, or NULL. */
+const struct opt *config_find_option(const char *name, size_t len);
+
+/* "MIN to MAX" of a number or seconds option, as a user would write them. */
+const char *config_option_range(const struct opt *o, char buf[static 64]);
+
+void config_print_help(FILE *out);
+
+#endif
