@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -222,6 +223,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	raise_fd_limit();
+	/* Per-connection buffers of 64 KiB and more (the receive buffer, the
+	 * plaintext stage) come straight from mmap: only the pages a
+	 * connection really uses become resident, and a closed connection's
+	 * buffers go back to the system instead of fragmenting the heap. With
+	 * glibc's default (a threshold that grows with the first frees) they
+	 * would come from the heap and stay resident after use. */
+	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
 	rc = server_build(&srv, &cfg, NULL);
 	if (rc < 0) {
 		/* A configuration that cannot work is a usage error (2); a
