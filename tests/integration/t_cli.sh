@@ -97,3 +97,22 @@ expect_usage_error "config: bad value" "workers" --config "$T/badval.conf" \
 	--listen "127.0.0.1:$PORT" --cert "$FIX/ec.pem" --key "$FIX/ec.key"
 expect_usage_error "config file that does not exist" "config|no-such\.conf" --config "$T/no-such.conf" \
 	"${good[@]}"
+
+# --check: what this machine offers, without --root, exit 0. The kernel
+# line must agree with /proc (this is the host: kTLS may or may not exist).
+"$KTLSD" --check --sendfile off >"$T/check.out" 2>&1
+expect_eq "--check exits 0 without --root" "$?" 0
+if grep -qw tls /proc/sys/net/ipv4/tcp_available_ulp 2>/dev/null; then
+	check "--check: kernel TLS yes (the tls ULP is loaded)" grep -q '^kernel TLS: yes' "$T/check.out"
+else
+	check "--check: kernel TLS line present" grep -qE '^kernel TLS: (yes|no)' "$T/check.out"
+fi
+check "--check: TLS 1.2 and 1.3 offload lines for the three ciphers" \
+	sh -c 'grep -c "AES-128-GCM=.* AES-256-GCM=.* CHACHA20-POLY1305=" "$1" | grep -qx 2' sh "$T/check.out"
+check "--check: OpenSSL and its kTLS support" grep -q '^OpenSSL: .*kTLS support compiled in: yes' "$T/check.out"
+check "--check: io_uring opcodes" grep -qE '^io_uring: read=yes .*splice=' "$T/check.out"
+check "--check: the path under the given flags (--sendfile off: copy)" \
+	grep -q '^  plain HTTP: body=copy' "$T/check.out"
+"$KTLSD" --check --ktls off >"$T/check2.out" 2>&1
+check "--check --ktls off: HTTPS through user-space TLS" \
+	grep -q '^  HTTPS: ktls=off body=copy' "$T/check2.out"
