@@ -182,19 +182,7 @@ static void decide(const struct h1_request *r, uint8_t flags, uint64_t *rng)
 		file.content_type = mid_type;
 		break;
 	}
-	sreq.head = r->method == H1_HEAD;
-	sreq.cond.if_match = r->if_match.ptr;
-	sreq.cond.if_match_len = r->if_match.len;
-	sreq.cond.if_none_match = r->if_none_match.ptr;
-	sreq.cond.if_none_match_len = r->if_none_match.len;
-	sreq.cond.if_modified_since = r->if_modified_since.ptr;
-	sreq.cond.if_modified_since_len = r->if_modified_since.len;
-	sreq.cond.if_unmodified_since = r->if_unmodified_since.ptr;
-	sreq.cond.if_unmodified_since_len = r->if_unmodified_since.len;
-	sreq.range = r->range.ptr;
-	sreq.range_len = r->range.len;
-	sreq.if_range = r->if_range.ptr;
-	sreq.if_range_len = r->if_range.len;
+	h1_static_request(r, &sreq);
 	static_file_respond(&sreq, &file, fz_rand(rng), &resp);
 	if (trace)
 		fprintf(stderr, "%s %s -> %d, %zu ranges, %llu bytes\n", r->method_name, out,

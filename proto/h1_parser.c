@@ -13,6 +13,7 @@
  *   Transfer-Encoding whose final coding is not chunked (llhttp would only say
  *   so after on_headers_complete, which we leave by pausing). */
 #include "proto/h1_parser.h"
+#include "proto/static_file.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -411,4 +412,22 @@ enum h1_parse_result h1_parser_feed(struct h1_parser *p, const char *data, size_
 		return parse_error(p, 431, "request head too large");
 	}
 	return H1_PARSE_AGAIN;
+}
+
+void h1_static_request(const struct h1_request *req, struct static_request *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->head = req->method == H1_HEAD;
+	s->cond.if_match = req->if_match.ptr;
+	s->cond.if_match_len = req->if_match.len;
+	s->cond.if_none_match = req->if_none_match.ptr;
+	s->cond.if_none_match_len = req->if_none_match.len;
+	s->cond.if_modified_since = req->if_modified_since.ptr;
+	s->cond.if_modified_since_len = req->if_modified_since.len;
+	s->cond.if_unmodified_since = req->if_unmodified_since.ptr;
+	s->cond.if_unmodified_since_len = req->if_unmodified_since.len;
+	s->range = req->range.ptr;
+	s->range_len = req->range.len;
+	s->if_range = req->if_range.ptr;
+	s->if_range_len = req->if_range.len;
 }

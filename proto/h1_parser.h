@@ -88,4 +88,9 @@ void h1_parser_reset(struct h1_parser *p);
 enum h1_parse_result h1_parser_feed(struct h1_parser *p, const char *data, size_t len,
 				    size_t *consumed);
 
+/* What the static-file decision needs of a request: the method and the
+ * validator and Range headers (pointers into the parser's arena). */
+struct static_request;
+void h1_static_request(const struct h1_request *req, struct static_request *s);
+
 #endif

@@ -65,24 +65,6 @@ static void respond_page(struct conn *c, int status, const char *extra_headers)
 	conn_out_commit(c, (size_t)n);
 }
 
-static void fill_static_request(const struct h1_request *req, struct static_request *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->head = req->method == H1_HEAD;
-	s->cond.if_match = req->if_match.ptr;
-	s->cond.if_match_len = req->if_match.len;
-	s->cond.if_none_match = req->if_none_match.ptr;
-	s->cond.if_none_match_len = req->if_none_match.len;
-	s->cond.if_modified_since = req->if_modified_since.ptr;
-	s->cond.if_modified_since_len = req->if_modified_since.len;
-	s->cond.if_unmodified_since = req->if_unmodified_since.ptr;
-	s->cond.if_unmodified_since_len = req->if_unmodified_since.len;
-	s->range = req->range.ptr;
-	s->range_len = req->range.len;
-	s->if_range = req->if_range.ptr;
-	s->if_range_len = req->if_range.len;
-}
-
 static void respond_file(struct conn *c, const struct resolved *res)
 {
 	struct response *r = &c->resp;
@@ -93,7 +75,7 @@ static void respond_file(struct conn *c, const struct resolved *res)
 	int n;
 
 	resolve_static_file(c->w->srv, res, &r->file);
-	fill_static_request(&c->parser->req, &sreq);
+	h1_static_request(&c->parser->req, &sreq);
 	static_file_respond(&sreq, &r->file, c->w->boundary_seed++, sr);
 	r->status = sr->status;
 
