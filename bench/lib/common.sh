@@ -82,28 +82,25 @@ cpu_ticks() {
 	echo "$sum"
 }
 
-# mem_kib PID: proportional set size (KiB) of PID's tree: shared pages
-# (nginx's master and worker share most of theirs) are counted once.
-mem_kib() {
+# tree_sum_kib PID FILE KEY: KEY's value (KiB) in /proc/P/FILE, summed over
+# PID's tree.
+tree_sum_kib() {
 	local p sum=0 v
 	for p in $(tree_pids "$1"); do
-		v=$(awk '/^Pss:/ {print $2}' /proc/"$p"/smaps_rollup 2>/dev/null)
+		v=$(awk -v k="$3:" '$1 == k {print $2}' /proc/"$p"/"$2" 2>/dev/null)
 		sum=$((sum + ${v:-0}))
 	done
 	echo "$sum"
 }
 
+# mem_kib PID: proportional set size (KiB) of PID's tree: shared pages
+# (nginx's master and worker share most of theirs) are counted once.
+mem_kib() { tree_sum_kib "$1" smaps_rollup Pss; }
+
 # peak_rss_kib PID: peak resident set size (VmHWM, KiB) of PID's tree,
 # summed: pages shared between nginx's master and worker count twice here,
 # once in mem_kib.
-peak_rss_kib() {
-	local p sum=0 v
-	for p in $(tree_pids "$1"); do
-		v=$(awk '/^VmHWM:/ {print $2}' /proc/"$p"/status 2>/dev/null)
-		sum=$((sum + ${v:-0}))
-	done
-	echo "$sum"
-}
+peak_rss_kib() { tree_sum_kib "$1" status VmHWM; }
 
 # now_s: seconds since the epoch, with nanoseconds.
 now_s() {

@@ -83,6 +83,9 @@ import time
 
 import hpack
 
+# The connection end and the reader are lib.py's, shared with the HTTP/1.1 tests.
+from lib import Closed, recv_some
+
 DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PUSH_PROMISE, PING, GOAWAY, \
     WINDOW_UPDATE, CONTINUATION = range(10)
 END_STREAM = 0x1
@@ -95,10 +98,6 @@ PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 S_HEADER_TABLE_SIZE, S_ENABLE_PUSH, S_MAX_CONCURRENT_STREAMS, S_INITIAL_WINDOW_SIZE, \
     S_MAX_FRAME_SIZE, S_MAX_HEADER_LIST_SIZE = range(1, 7)
 MAX_WINDOW = 2**31 - 1
-
-
-class Closed(Exception):
-    pass
 
 
 class TLSFail(Exception):
@@ -157,23 +156,7 @@ class Conn:
         self.send(PREFACE + settings(pairs))
 
     def fill(self, deadline):
-        if self.eof:
-            raise Closed()
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise socket.timeout()
-        self.sock.settimeout(left)
-        try:
-            chunk = self.sock.recv(1 << 18)
-        except (ConnectionResetError, BrokenPipeError, ssl.SSLEOFError, ssl.SSLZeroReturnError):
-            chunk = b""
-        except ssl.SSLError as e:
-            if "timed out" in str(e):
-                raise socket.timeout()
-            chunk = b""
-        if not chunk:
-            self.eof = True
-            raise Closed()
+        chunk = recv_some(self, deadline, 1 << 18)
         if self.pos:
             del self.buf[:self.pos]
             self.pos = 0

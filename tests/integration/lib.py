@@ -66,6 +66,31 @@ def freeport():
     return 1
 
 
+def recv_some(conn, deadline, size):
+    """Up to size bytes from conn.sock before deadline (socket.timeout after
+    it). EOF, a reset or a TLS alert from the server set conn.eof and raise
+    Closed. Shared by lib.py's and h2_client.py's connections."""
+    if conn.eof:
+        raise Closed()
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise socket.timeout()
+    conn.sock.settimeout(left)
+    try:
+        chunk = conn.sock.recv(size)
+    except (ConnectionResetError, BrokenPipeError, ssl.SSLEOFError, ssl.SSLZeroReturnError):
+        chunk = b""
+    except ssl.SSLError as e:
+        # An alert from the server (e.g. after a bad record) also ends it.
+        if "timed out" in str(e):
+            raise socket.timeout()
+        chunk = b""
+    if not chunk:
+        conn.eof = True
+        raise Closed()
+    return chunk
+
+
 class Closed(Exception):
     pass
 
@@ -90,25 +115,7 @@ class Conn:
     def fill(self, deadline):
         """Read more into buf; raise Closed at EOF or reset, socket.timeout
         when the deadline passes."""
-        if self.eof:
-            raise Closed()
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise socket.timeout()
-        self.sock.settimeout(left)
-        try:
-            chunk = self.sock.recv(65536)
-        except (ConnectionResetError, BrokenPipeError, ssl.SSLEOFError, ssl.SSLZeroReturnError):
-            chunk = b""
-        except ssl.SSLError as e:
-            # An alert from the server (e.g. after a bad record) also ends it.
-            if "timed out" in str(e):
-                raise socket.timeout()
-            chunk = b""
-        if not chunk:
-            self.eof = True
-            raise Closed()
-        self.buf += chunk
+        self.buf += recv_some(self, deadline, 65536)
 
 
 def parse_head(head):
