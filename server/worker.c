@@ -169,6 +169,7 @@ static void on_accept(struct listener *l, int res, uint32_t flags)
 			log_msg(LOG_WARN, "worker %u: accept: %s; pausing accepts briefly", w->id,
 				strerror(-res));
 		w->accept_paused_logged = true;
+		w->accept_failed_ms = w->now_ms;
 		if (!l->armed && !w->stopping) {
 			struct io_uring_sqe *sqe = ring_sqe(&w->ring);
 			l->retry.tv_sec = 0;
@@ -181,7 +182,10 @@ static void on_accept(struct listener *l, int res, uint32_t flags)
 	} else if (res == -ECANCELED) {
 		return;
 	}
-	if (res >= 0)
+	/* One log line per episode: an accept that slips through while fds
+	 * are still short (one closed, taken at once) does not end it; a
+	 * second without failures does. */
+	if (res >= 0 && w->now_ms - w->accept_failed_ms > 1000)
 		w->accept_paused_logged = false;
 	if (!l->armed && !w->stopping)
 		arm_accept(l);

@@ -80,6 +80,7 @@ struct worker {
 	bool stopping;
 	uint64_t stop_deadline_ms;
 	bool accept_paused_logged;
+	uint64_t accept_failed_ms;   /* when accept last ran out of fds */
 	uint64_t now_ms;
 	uint64_t boundary_seed;
 	time_t date_sec;             /* the Date header, formatted once a second */
