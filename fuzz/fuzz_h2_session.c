@@ -700,7 +700,7 @@ static bool take_input(struct run *r, const uint8_t *p, size_t n)
 	if (!copy)
 		abort();
 	memcpy(copy, p, n);
-	rv = nghttp2_session_mem_recv(r->hs->ng, copy, n);
+	rv = h2_session_recv(r->hs, copy, n);
 	free(copy);
 	if (rv < 0)
 		return false;

@@ -76,3 +76,10 @@ void body_advance(struct body *b, uint64_t got)
 	b->off += got;
 	b->remaining -= got;
 }
+
+bool body_file_done(const struct body *b)
+{
+	if (b->done)
+		return true;
+	return b->off >= b->end && (b->resp->nranges <= 1 || b->part + 1 >= b->resp->nranges);
+}

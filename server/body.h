@@ -36,4 +36,8 @@ enum body_step {
 enum body_step body_next(struct body *b, char *out, size_t room, size_t *n, uint64_t *offset);
 void body_advance(struct body *b, uint64_t got);
 
+/* Every file byte of the body has been produced: the file may be closed
+ * (what remains, if anything, is multipart framing). */
+bool body_file_done(const struct body *b);
+
 #endif

@@ -234,7 +234,7 @@ const char *conn_path_name(const struct conn *c)
  * buffers: thousands of idle clients should cost a socket and a TLS
  * session, not a response's worth of memory each. (A malloc per request is
  * far cheaper than the syscalls of the request.) */
-static void release_idle_buffers(struct conn *c)
+void conn_release_idle_buffers(struct conn *c)
 {
 	if (c->stage_len == 0) {
 		free(c->stage);
@@ -246,6 +246,11 @@ static void release_idle_buffers(struct conn *c)
 		c->wire.tx = NULL;
 		c->wire.tx_cap = 0;
 		c->tx_sent = 0;
+	}
+	if (c->plain_start == c->plain_end) {
+		free(c->plain);
+		c->plain = NULL;
+		c->plain_start = c->plain_end = c->plain_cap = 0;
 	}
 }
 
@@ -268,7 +273,7 @@ void conn_response_finish(struct conn *c)
 	c->head_started = false;
 	set_deadline(c, cfg_of(c)->idle_timeout_ms);
 	if (c->plain_start == c->plain_end && c->wire.rx_start == c->wire.rx_end)
-		release_idle_buffers(c);
+		conn_release_idle_buffers(c);
 	drive(c);
 }
 
@@ -496,6 +501,12 @@ void conn_shutdown(struct conn *c)
 
 void conn_check_deadline(struct conn *c, uint64_t now_ms)
 {
+	if (c->state == CONN_H2 && now_ms < c->deadline_ms) {
+		hold(c);
+		h2_release_idle(c);
+		release(c);
+		return;
+	}
 	if (!c->deadline_ms || now_ms < c->deadline_ms || c->state == CONN_CLOSING)
 		return;
 	hold(c);
@@ -514,14 +525,7 @@ void conn_check_deadline(struct conn *c, uint64_t now_ms)
 		conn_abort(c, "send timeout");
 		break;
 	case CONN_H2:
-		/* Idle, or a client that stopped reading: say GOAWAY first
-		 * (RFC 9113 6.8); if that does not end it, drop it. */
-		if (h2_stopping(c)) {
-			conn_abort(c, "HTTP/2 timeout");
-		} else {
-			set_deadline(c, LINGER_MS);
-			h2_shutdown(c);
-		}
+		h2_timeout(c);
 		break;
 	default:
 		conn_abort(c, NULL);
@@ -570,6 +574,8 @@ void conn_complete(struct conn *c, enum conn_op op, int res, uint32_t cqe_flags)
 		}
 		c->tx_sent += (size_t)res;
 		c->w->stats.bytes_out += (uint64_t)res;
+		if (res > 0)
+			c->sent_ms = c->w->now_ms;
 		if (c->state == CONN_RESPOND) {
 			c->resp.bytes_out += (uint64_t)res;
 			set_deadline(c, cfg_of(c)->send_timeout_ms);

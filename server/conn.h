@@ -99,6 +99,7 @@ struct conn {
 	bool head_started;           /* bytes of the next request head have arrived */
 	unsigned requests;
 	uint64_t deadline_ms;
+	uint64_t sent_ms;            /* the socket last accepted bytes of ours */
 
 	struct sockaddr_storage peer;
 	char peer_text[64];
@@ -138,5 +139,6 @@ void conn_close_graceful(struct conn *c);
 bool conn_user_tls(const struct conn *c);          /* OpenSSL encrypts (no kTLS) */
 void conn_post_send(struct conn *c, int msg_flags); /* sends wire.tx from tx_sent */
 void conn_response_finish(struct conn *c);         /* last byte out: keep-alive or close */
+void conn_release_idle_buffers(struct conn *c);    /* nothing to send: free what can be */
 
 #endif

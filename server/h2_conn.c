@@ -13,6 +13,9 @@
 #include "server/log.h"
 #include "server/worker.h"
 
+/* After a timeout's GOAWAY, how long the client has to go. */
+#define H2_LINGER_MS 2000
+
 static bool kernel_encrypts(const struct conn *c)
 {
 	return !conn_user_tls(c);
@@ -83,9 +86,11 @@ void h2_conn_start(struct conn *c)
 	}
 	c->h2 = hs;
 	c->state = CONN_H2;
+	/* The HTTP/1.1 parser (17 KB) has nothing to do here. */
+	free(c->parser);
+	c->parser = NULL;
 	hs->sendfile = cfg->h2_sendfile && kernel_encrypts(c) && c->w->feat.splice &&
 		       body_send_open_pipe(c) == 0;
-	c->deadline_ms = c->w->now_ms + cfg->idle_timeout_ms;
 	h2_drive(c);
 }
 
@@ -98,15 +103,15 @@ static bool take_input(struct conn *c)
 	for (;;) {
 		size_t avail = c->plain_end - c->plain_start;
 		if (avail > 0) {
-			ssize_t rv = nghttp2_session_mem_recv(hs->ng,
-							      (const uint8_t *)c->plain + c->plain_start, avail);
+			/* Input refreshes no timer: see update_deadline. */
+			ssize_t rv = h2_session_recv(hs, (const uint8_t *)c->plain + c->plain_start,
+						     avail);
 			if (rv < 0) {
 				log_msg(LOG_DEBUG, "%s: HTTP/2: %s", c->peer_text, nghttp2_strerror((int)rv));
 				conn_abort(c, "HTTP/2 protocol error");
 				return false;
 			}
 			c->plain_start += (size_t)rv;
-			c->deadline_ms = c->w->now_ms + c->w->srv->cfg->idle_timeout_ms;
 			continue;
 		}
 		int rc = conn_read_plain(c);
@@ -183,8 +188,80 @@ void h2_splice_done(struct conn *c, int op, int res)
 	} else if (op == CONN_OP_SPLICE_OUT) {
 		c->splice_len -= (size_t)res;
 		c->w->stats.bytes_out += (uint64_t)res;
+		if (res > 0)
+			c->sent_ms = c->w->now_ms;
 	}
 	h2_drive(c);
+}
+
+/* Whether we owe the client bytes: a response not all out, or anything
+ * on its way to the socket. */
+static bool owes(const struct conn *c)
+{
+	const struct h2_session *hs = c->h2;
+	return c->send_posted || c->splice_posted || hs->reads_pending || hs->out_len ||
+	       c->wire.tx_len || hs->sf || h2_session_owes(hs);
+}
+
+/* The deadline comes from three clocks, none of which the client can wind
+ * by sending (PING, SETTINGS, WINDOW_UPDATE of 0, a byte of a frame):
+ *  - while we owe bytes: --send-timeout from the later of the last byte
+ *    the socket accepted and the moment we began to owe (a reader that
+ *    stopped, a window held at zero);
+ *  - otherwise: --idle-timeout from the last completed stream;
+ *  - and while a header block is unfinished: --header-timeout from its
+ *    first byte. */
+static void update_deadline(struct conn *c)
+{
+	struct h2_session *hs = c->h2;
+	const struct config *cfg = c->w->srv->cfg;
+	uint64_t d;
+
+	if (hs->timed_out)
+		return; /* the close it set stands */
+	bool owed = owes(c);
+	if (owed && !hs->owed)
+		hs->owed_since_ms = c->w->now_ms;
+	hs->owed = owed;
+	if (owed)
+		d = (hs->owed_since_ms > c->sent_ms ? hs->owed_since_ms : c->sent_ms) +
+		    cfg->send_timeout_ms;
+	else
+		d = hs->idle_since_ms + cfg->idle_timeout_ms;
+	if (hs->header_block_ms && hs->header_block_ms + cfg->header_timeout_ms < d)
+		d = hs->header_block_ms + cfg->header_timeout_ms;
+	c->deadline_ms = d;
+}
+
+void h2_timeout(struct conn *c)
+{
+	struct h2_session *hs = c->h2;
+
+	if (hs->timed_out) {
+		conn_abort(c, "HTTP/2 timeout");
+		return;
+	}
+	/* Say GOAWAY first (RFC 9113 6.8); if that does not end it soon,
+	 * drop it. */
+	hs->timed_out = true;
+	c->deadline_ms = c->w->now_ms + H2_LINGER_MS;
+	h2_session_goaway(hs);
+	h2_drive(c);
+}
+
+void h2_release_idle(struct conn *c)
+{
+	struct h2_session *hs = c->h2;
+
+	if (owes(c))
+		return;
+	if (hs->out_cap) {
+		if (!kernel_encrypts(c))
+			free(hs->out);
+		hs->out = NULL;
+		hs->out_cap = 0;
+	}
+	conn_release_idle_buffers(c);
 }
 
 void h2_drive(struct conn *c)
@@ -246,10 +323,7 @@ void h2_drive(struct conn *c)
 		conn_abort(c, "file shrank under an HTTP/2 response");
 		return;
 	}
-	/* A response in progress is governed by the send timeout, a quiet
-	 * connection by the idle timeout (refreshed by input). */
-	if (c->send_posted || hs->reads_pending)
-		c->deadline_ms = c->w->now_ms + c->w->srv->cfg->send_timeout_ms;
+	update_deadline(c);
 	bool idle = !nghttp2_session_want_read(hs->ng) && !nghttp2_session_want_write(hs->ng);
 	if ((idle || (c->peer_eof && !nghttp2_session_want_write(hs->ng))) && !c->send_posted &&
 	    hs->reads_pending == 0 && hs->out_len == 0 && c->wire.tx_len == 0 && !c->splice_posted &&
@@ -259,11 +333,6 @@ void h2_drive(struct conn *c)
 		else
 			conn_close_graceful(c);
 	}
-}
-
-bool h2_stopping(const struct conn *c)
-{
-	return c->h2->stopping;
 }
 
 void h2_shutdown(struct conn *c)

@@ -30,11 +30,14 @@ void h2_read_complete(struct h2_stream *s, int res);
 /* A splice of --h2-sendfile mode completed. */
 void h2_splice_done(struct conn *c, int op, int res);
 
+/* The conn's deadline passed: GOAWAY, then close if the client lingers. */
+void h2_timeout(struct conn *c);
+
+/* Timer tick on a quiet session: give back the batch and send buffers. */
+void h2_release_idle(struct conn *c);
+
 /* Graceful stop: GOAWAY, let open streams finish. */
 void h2_shutdown(struct conn *c);
-
-/* GOAWAY was sent: the session is winding down. */
-bool h2_stopping(const struct conn *c);
 
 /* Frees the session and its streams (no operation in flight). */
 void h2_conn_free(struct conn *c);

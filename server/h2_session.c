@@ -9,9 +9,43 @@
 #include "ktls/tls.h"
 #include "proto/status.h"
 #include "server/conn.h"
+#include "server/file.h"
 #include "server/log.h"
 #include "server/resolve.h"
 #include "server/worker.h"
+
+static void wake_waiter(struct h2_session *hs);
+
+static void stream_close_file(struct h2_stream *s)
+{
+	if (s->file_fd >= 0)
+		close(s->file_fd);
+	s->file_fd = -1;
+	if (s->counted_file) {
+		s->counted_file = false;
+		s->hs->open_files--;
+		wake_waiter(s->hs);
+	}
+}
+
+static void unqueue(struct h2_stream *s)
+{
+	struct h2_session *hs = s->hs;
+	struct h2_stream **pp = &hs->waiting, *prev = NULL;
+
+	if (!s->waiting)
+		return;
+	while (*pp && *pp != s) {
+		prev = *pp;
+		pp = &(*pp)->next_waiting;
+	}
+	if (*pp)
+		*pp = s->next_waiting;
+	if (hs->waiting_tail == s)
+		hs->waiting_tail = prev;
+	s->next_waiting = NULL;
+	s->waiting = false;
+}
 
 static void stream_free(struct h2_stream *s)
 {
@@ -22,8 +56,14 @@ static void stream_free(struct h2_stream *s)
 		hs->streams = s->next;
 	if (s->next)
 		s->next->prev = s->prev;
-	if (s->file_fd >= 0)
-		close(s->file_fd);
+	unqueue(s);
+	stream_close_file(s);
+	free(s->arena);
+	free(s->rel);
+	free(s->page_buf);
+	free(s->location);
+	free(s->lit);
+	free(s->iov);
 	free(s);
 }
 
@@ -31,6 +71,56 @@ void h2_stream_release(struct h2_stream *s)
 {
 	if (s->closed && !s->read_posted && s->niov == 0 && s->hs->sf != s)
 		stream_free(s);
+}
+
+/* A file slot came free: the first stream waiting for one may go on. */
+static void wake_waiter(struct h2_session *hs)
+{
+	struct h2_stream *s = hs->waiting;
+
+	if (!s || hs->open_files >= H2_MAX_OPEN_FILES)
+		return;
+	unqueue(s);
+	nghttp2_session_resume_data(hs->ng, s->id);
+}
+
+/* Opens the file of s now that it can send: 0, 1 (no slot free: s waits
+ * for one), or -1 (gone, or no longer the file whose validators the
+ * response head carried: its bytes must not go out under them). */
+static int stream_open_file(struct h2_stream *s)
+{
+	struct h2_session *hs = s->hs;
+	struct stat st;
+	int fd;
+
+	if (s->file_fd >= 0)
+		return 0;
+	if (!s->rel)
+		return -1;
+	if (hs->open_files >= H2_MAX_OPEN_FILES) {
+		if (!s->waiting) {
+			s->waiting = true;
+			if (hs->waiting_tail)
+				hs->waiting_tail->next_waiting = s;
+			else
+				hs->waiting = s;
+			hs->waiting_tail = s;
+		}
+		return 1;
+	}
+	fd = file_open_beneath(hs->c->w->srv->root_fd, s->rel, &st);
+	if (fd < 0)
+		return -1;
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_ino != s->file.ino ||
+	    (uint64_t)st.st_size != s->file.size || st.st_mtim.tv_sec != s->file.mtime_sec ||
+	    st.st_mtim.tv_nsec != s->file.mtime_nsec) {
+		close(fd);
+		return -1;
+	}
+	s->file_fd = fd;
+	s->counted_file = true;
+	hs->open_files++;
+	return 0;
 }
 
 static ssize_t send_cb(nghttp2_session *ng, const uint8_t *data, size_t len, int flags, void *ud)
@@ -66,7 +156,7 @@ static ssize_t read_cb(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len
 	if (page_left(s) == 0 && !s->body.done) {
 		/* Framing never exceeds s->lit; file bytes are limited by the
 		 * frame, not by s->lit, so room is the larger of the two. */
-		size_t room = length > sizeof(s->lit) ? length : sizeof(s->lit);
+		size_t room = length > STATIC_PART_HEADER_MAX ? length : STATIC_PART_HEADER_MAX;
 		switch (body_next(&s->body, s->lit, room, &n, &off)) {
 		case BODY_LITERAL:
 			s->page = s->lit;
@@ -74,6 +164,18 @@ static ssize_t read_cb(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len
 			s->page_off = 0;
 			break;
 		case BODY_FILE:
+			switch (stream_open_file(s)) {
+			case 0:
+				break;
+			case 1:
+				return NGHTTP2_ERR_DEFERRED;
+			default:
+				log_msg(LOG_WARN, "h2 stream %d: %s changed or went away before its "
+						  "body; resetting the stream",
+					s->id, s->rel ? s->rel : "the file");
+				s->reset_ours = true;
+				return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+			}
 			s->pend = PEND_FILE;
 			s->pend_len = n < length ? n : length;
 			if (s->body.remaining == s->pend_len)
@@ -124,6 +226,8 @@ static int send_data_cb(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t
 		if (s->page_off == s->page_len && s->page == s->lit)
 			s->page = NULL; /* framing sent: back to the file */
 	} else if (s->pend == PEND_FILE) {
+		if (!s->iov && !(s->iov = malloc(MAX_IOV * sizeof(*s->iov))))
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
 		if (s->niov == 0) {
 			s->read_off = s->body.off;
 			s->read_len = 0;
@@ -164,8 +268,57 @@ void h2_session_read_done(struct h2_stream *s, int res)
 			s->id, res < 0 ? strerror(-res) : "short read");
 	}
 	s->niov = 0;
+	/* The last file bytes are in: give the slot to a stream that waits. */
+	if (body_file_done(&s->body))
+		stream_close_file(s);
 	if (s->closed)
 		h2_stream_release(s);
+}
+
+/* ---- resets: the client's and those it makes us send ---- */
+
+/* One budget of --h2-reset-rate per second (a burst of ten seconds' worth)
+ * for every stream reset either side sends because of the client: its own
+ * RST_STREAMs (rapid reset, CVE-2023-44487) and the ones its misbehaviour
+ * forces on us (window overflows, stream protocol errors: "MadeYouReset",
+ * CVE-2025-8671). nghttp2 1.52 counts only the former. false: the budget is
+ * spent and the session is being terminated. */
+static bool reset_charge(struct h2_session *hs)
+{
+	unsigned rate = hs->c->w->srv->cfg->h2_reset_rate;
+	uint64_t now = hs->c->w->now_ms;
+	uint64_t burst = (uint64_t)rate * 10;
+
+	if (now - hs->reset_refill_ms >= 1000) {
+		uint64_t secs = (now - hs->reset_refill_ms) / 1000;
+		uint64_t t = hs->reset_tokens + secs * rate;
+		hs->reset_tokens = (unsigned)(t < burst ? t : burst);
+		hs->reset_refill_ms += secs * 1000;
+	}
+	if (hs->reset_tokens > 0) {
+		hs->reset_tokens--;
+		return true;
+	}
+	if (!hs->terminated) {
+		log_msg(LOG_DEBUG, "%s: HTTP/2: stream resets over --h2-reset-rate; GOAWAY",
+			hs->c->peer_text);
+		hs->stopping = true;
+		hs->terminated = true;
+		nghttp2_session_terminate_session(hs->ng, NGHTTP2_ENHANCE_YOUR_CALM);
+	}
+	return false;
+}
+
+static int frame_send_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
+{
+	struct h2_session *hs = ud;
+
+	if (frame->hd.type == NGHTTP2_RST_STREAM) {
+		struct h2_stream *s = nghttp2_session_get_stream_user_data(ng, frame->hd.stream_id);
+		if (!s || !s->reset_ours)
+			reset_charge(hs);
+	}
+	return 0;
 }
 
 /* ---- requests ---- */
@@ -175,7 +328,7 @@ static struct h2_session *hs_of(void *ud)
 	return ud;
 }
 
-static struct h2_str *field_of(struct h2_stream *s, const uint8_t *name, size_t len)
+static struct h2_field *field_of(struct h2_stream *s, const uint8_t *name, size_t len)
 {
 	static const struct {
 		const char *name;
@@ -193,8 +346,14 @@ static struct h2_str *field_of(struct h2_stream *s, const uint8_t *name, size_t 
 	};
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		if (strlen(fields[i].name) == len && memcmp(fields[i].name, name, len) == 0)
-			return (struct h2_str *)((char *)s + fields[i].off);
+			return (struct h2_field *)((char *)s + fields[i].off);
 	return NULL;
+}
+
+/* The value of f, or NULL when the request did not carry it. */
+static const char *value_of(const struct h2_stream *s, const struct h2_field *f)
+{
+	return f->set ? s->arena + f->off : NULL;
 }
 
 static int begin_headers_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
@@ -219,11 +378,34 @@ static int begin_headers_cb(nghttp2_session *ng, const nghttp2_frame *frame, voi
 	return 0;
 }
 
+/* Keeps a copy of a field we act on; the arena grows to what the request
+ * carries (bounded by --h2-max-header-list). */
+static bool keep_field(struct h2_stream *s, struct h2_field *f, const uint8_t *value, size_t len)
+{
+	if (s->arena_used + len + 1 > s->arena_cap) {
+		size_t cap = s->arena_cap ? s->arena_cap : 256;
+		while (cap < s->arena_used + len + 1)
+			cap *= 2;
+		char *a = realloc(s->arena, cap);
+		if (!a)
+			return false;
+		s->arena = a;
+		s->arena_cap = (uint32_t)cap;
+	}
+	memcpy(s->arena + s->arena_used, value, len);
+	s->arena[s->arena_used + len] = '\0';
+	f->off = s->arena_used;
+	f->len = (uint32_t)len;
+	f->set = true;
+	s->arena_used += (uint32_t)len + 1;
+	return true;
+}
+
 static int header_cb(nghttp2_session *ng, const nghttp2_frame *frame, const uint8_t *name,
 		     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags, void *ud)
 {
 	struct h2_stream *s = nghttp2_session_get_stream_user_data(ng, frame->hd.stream_id);
-	struct h2_str *f;
+	struct h2_field *f;
 
 	if (!s || frame->hd.type != NGHTTP2_HEADERS)
 		return 0;
@@ -234,21 +416,15 @@ static int header_cb(nghttp2_session *ng, const nghttp2_frame *frame, const uint
 	f = field_of(s, name, namelen);
 	if (!f)
 		return 0;
-	if (f->p || s->arena_used + valuelen > ARENA) {
-		/* A repeated field we act on is ambiguous, as in HTTP/1.1. */
+	/* A repeated field we act on is ambiguous, as in HTTP/1.1. */
+	if (f->set || !keep_field(s, f, value, valuelen))
 		s->bad = true;
-		return 0;
-	}
-	memcpy(s->arena + s->arena_used, value, valuelen);
-	f->p = s->arena + s->arena_used;
-	f->len = valuelen;
-	s->arena_used += valuelen;
 	return 0;
 }
 
-static bool is(const struct h2_str *f, const char *word)
+static bool is(const struct h2_stream *s, const struct h2_field *f, const char *word)
 {
-	return f->p && f->len == strlen(word) && memcmp(f->p, word, f->len) == 0;
+	return f->set && f->len == strlen(word) && memcmp(s->arena + f->off, word, f->len) == 0;
 }
 
 static void add_nv(nghttp2_nv *nv, size_t *n, const char *name, const char *value)
@@ -275,7 +451,10 @@ static int respond_page(struct h2_session *hs, struct h2_stream *s, int status, 
 	char code[8], len[24];
 
 	s->status = status;
-	s->page_len = status_page(status, s->page_buf, sizeof(s->page_buf));
+	s->page_buf = malloc(512);
+	if (!s->page_buf)
+		return NGHTTP2_ERR_NOMEM;
+	s->page_len = status_page(status, s->page_buf, 512);
 	s->page = s->page_buf;
 	s->body.done = true;
 	snprintf(code, sizeof(code), "%d", status);
@@ -287,9 +466,19 @@ static int respond_page(struct h2_session *hs, struct h2_stream *s, int status, 
 	add_nv(nv, &n, "content-length", len);
 	if (status == 405)
 		add_nv(nv, &n, "allow", "GET, HEAD");
-	if (status == 301)
+	if (status == 301 && s->location)
 		add_nv(nv, &n, "location", s->location);
 	return submit(hs, s, nv, n, !head);
+}
+
+/* The stream can send now (its window and the connection's are open) and
+ * a file slot is free: keep the fd the resolution opened. Otherwise close
+ * it and open again when nghttp2 asks for the body. */
+static bool can_keep_file(struct h2_session *hs, const struct h2_stream *s)
+{
+	return hs->open_files < H2_MAX_OPEN_FILES &&
+	       nghttp2_session_get_stream_remote_window_size(hs->ng, s->id) > 0 &&
+	       nghttp2_session_get_remote_window_size(hs->ng) > 0;
 }
 
 static int respond_file(struct h2_session *hs, struct h2_stream *s, struct resolved *res,
@@ -301,23 +490,36 @@ static int respond_file(struct h2_session *hs, struct h2_stream *s, struct resol
 	size_t n = 0;
 	char code[8], len[24];
 
-	req.cond.if_match = s->if_match.p;
+	req.cond.if_match = value_of(s, &s->if_match);
 	req.cond.if_match_len = s->if_match.len;
-	req.cond.if_none_match = s->if_none_match.p;
+	req.cond.if_none_match = value_of(s, &s->if_none_match);
 	req.cond.if_none_match_len = s->if_none_match.len;
-	req.cond.if_modified_since = s->if_modified_since.p;
+	req.cond.if_modified_since = value_of(s, &s->if_modified_since);
 	req.cond.if_modified_since_len = s->if_modified_since.len;
-	req.cond.if_unmodified_since = s->if_unmodified_since.p;
+	req.cond.if_unmodified_since = value_of(s, &s->if_unmodified_since);
 	req.cond.if_unmodified_since_len = s->if_unmodified_since.len;
-	req.range = s->range.p;
+	req.range = value_of(s, &s->range);
 	req.range_len = s->range.len;
-	req.if_range = s->if_range.p;
+	req.if_range = value_of(s, &s->if_range);
 	req.if_range_len = s->if_range.len;
 
 	resolve_static_file(hs->c->w->srv, res, &s->file);
 	static_file_respond(&req, &s->file, hs->c->w->boundary_seed++, sr);
 	s->status = sr->status;
-	s->file_fd = res->fd;
+	bool body = sr->send_body && sr->content_length > 0;
+	if (body && sr->nranges > 1 && !(s->lit = malloc(STATIC_PART_HEADER_MAX))) {
+		close(res->fd);
+		return NGHTTP2_ERR_NOMEM;
+	}
+	if (body && can_keep_file(hs, s)) {
+		s->file_fd = res->fd;
+		s->counted_file = true;
+		hs->open_files++;
+	} else {
+		close(res->fd);
+		if (body && !(s->rel = strdup(res->rel)))
+			return NGHTTP2_ERR_NOMEM;
+	}
 	snprintf(code, sizeof(code), "%d", sr->status);
 	snprintf(len, sizeof(len), "%llu", (unsigned long long)sr->content_length);
 	add_nv(nv, &n, ":status", code);
@@ -334,7 +536,6 @@ static int respond_file(struct h2_session *hs, struct h2_stream *s, struct resol
 	if (sr->content_range[0])
 		add_nv(nv, &n, "content-range", sr->content_range);
 	add_nv(nv, &n, "accept-ranges", "bytes");
-	bool body = sr->send_body && sr->content_length > 0;
 	if (body) {
 		body_start(&s->body, sr, &s->file);
 		hs->c->w->stats.body_copy++;
@@ -345,19 +546,44 @@ static int respond_file(struct h2_session *hs, struct h2_stream *s, struct resol
 static int on_request(struct h2_session *hs, struct h2_stream *s)
 {
 	struct resolved res;
-	bool head = is(&s->method, "HEAD");
+	bool head = is(s, &s->method, "HEAD");
 
 	hs->c->w->stats.requests++;
-	if (s->bad || !s->path.p)
+	if (s->bad || !s->path.set)
 		return respond_page(hs, s, 400, head);
-	if (!head && !is(&s->method, "GET"))
+	if (!head && !is(s, &s->method, "GET"))
 		return respond_page(hs, s, 405, false);
-	resolve_target(hs->c->w->srv, s->path.p, s->path.len, &res);
-	if (res.status == 301)
-		memcpy(s->location, res.location, sizeof(s->location));
+	resolve_target(hs->c->w->srv, value_of(s, &s->path), s->path.len, &res);
+	if (res.status == 301 && !(s->location = strdup(res.location)))
+		return NGHTTP2_ERR_NOMEM;
 	if (res.status)
 		return respond_page(hs, s, res.status, head);
 	return respond_file(hs, s, &res, head);
+}
+
+/* --keepalive-requests on HTTP/2 counts streams, as nginx does: the last
+ * one allowed is answered and GOAWAY names it, so the client retries the
+ * rest on a new connection. Streams it opened before it saw the GOAWAY
+ * are refused (REFUSED_STREAM: never processed, safe to retry). */
+static bool over_request_limit(struct h2_session *hs, struct h2_stream *s)
+{
+	unsigned limit = hs->c->w->srv->cfg->keepalive_requests;
+
+	if (!limit)
+		return false;
+	if (++hs->requests <= limit)
+		return false;
+	s->reset_ours = true;
+	nghttp2_submit_rst_stream(hs->ng, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_REFUSED_STREAM);
+	return true;
+}
+
+static void goaway_at(struct h2_session *hs, int32_t last)
+{
+	if (hs->stopping)
+		return;
+	hs->stopping = true;
+	nghttp2_submit_goaway(hs->ng, NGHTTP2_FLAG_NONE, last, NGHTTP2_NO_ERROR, NULL, 0);
 }
 
 static int frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
@@ -365,15 +591,24 @@ static int frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *
 	struct h2_session *hs = ud;
 	struct h2_stream *s;
 
+	if (frame->hd.type == NGHTTP2_RST_STREAM) {
+		reset_charge(hs);
+		return 0;
+	}
 	if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
 		return 0;
 	s = nghttp2_session_get_stream_user_data(ng, frame->hd.stream_id);
-	if (!s)
+	if (!s || over_request_limit(hs, s))
 		return 0;
 	/* Answer at the end of the head; a request body, if any, is not read
 	 * (only GET and HEAD are served). */
-	if (on_request(hs, s) != 0)
+	if (on_request(hs, s) != 0) {
+		s->reset_ours = true;
 		nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_INTERNAL_ERROR);
+	}
+	unsigned limit = hs->c->w->srv->cfg->keepalive_requests;
+	if (limit && hs->requests == limit)
+		goaway_at(hs, s->id);
 	return 0;
 }
 
@@ -382,17 +617,19 @@ static void log_stream(struct h2_session *hs, struct h2_stream *s, uint32_t erro
 	struct conn *c = hs->c;
 	struct access_log *al = &c->w->alog;
 	char when[32];
+	const char *method = value_of(s, &s->method), *path = value_of(s, &s->path);
 
 	if (al->fd < 0 || !s->status)
 		return;
 	access_log_time(when);
 	access_log_line(al, "%s [%s] \"%.*s %.*s HTTP/2\" %d %llu %.3f HTTP/2 %s %s ktls=%s body=%s%s",
-			c->peer_text, when, (int)s->method.len, s->method.p ? s->method.p : "-",
-			(int)(s->path.len > 200 ? 200 : s->path.len), s->path.p ? s->path.p : "-",
+			c->peer_text, when, (int)s->method.len, method ? method : "-",
+			(int)(s->path.len > 200 ? 200 : s->path.len), path ? path : "-",
 			s->status, (unsigned long long)s->bytes_out,
 			(double)(c->w->now_ms - s->start_ms) / 1000.0, tls_version_name(c->ssl),
 			tls_cipher_name(c->ssl), c->wire.ktls_tx ? "tx" : "off",
-			s->file_fd >= 0 ? (hs->sendfile ? "splice" : "framed") : "none",
+			s->file.size || s->rel || s->file_fd >= 0 ? (hs->sendfile ? "splice" : "framed")
+								  : "none",
 			s->truncated ? " truncated" : error ? " reset" : "");
 }
 
@@ -401,6 +638,7 @@ static int stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t error, void
 	struct h2_session *hs = ud;
 	struct h2_stream *s = nghttp2_session_get_stream_user_data(ng, id);
 
+	hs->idle_since_ms = hs->c->w->now_ms;
 	if (!s)
 		return 0;
 	log_stream(hs, s, error);
@@ -410,6 +648,66 @@ static int stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t error, void
 	/* else: its holes are in the batch; freed when the readv completes */
 	return 0;
 }
+
+/* ---- input ---- */
+
+/* Follows the frame boundaries of what the client sends: a header block
+ * (HEADERS, then CONTINUATIONs up to END_HEADERS) starts with the first
+ * byte of its HEADERS frame, however slowly that frame arrives. */
+static void scan_input(struct h2_session *hs, const uint8_t *p, size_t n)
+{
+	struct h2_frame_scan *sc = &hs->scan;
+	uint64_t now = hs->c->w->now_ms;
+
+	while (n > 0) {
+		if (sc->skip > 0) {
+			size_t k = sc->skip < n ? sc->skip : n;
+			sc->skip -= k;
+			p += k;
+			n -= k;
+			if (sc->skip == 0 && sc->ends_block)
+				hs->header_block_ms = 0;
+			continue;
+		}
+		if (sc->head_have == 0)
+			sc->frame_start_ms = now;
+		size_t k = FRAME_HEADER - sc->head_have < n ? FRAME_HEADER - sc->head_have : n;
+		memcpy(sc->head + sc->head_have, p, k);
+		sc->head_have += k;
+		p += k;
+		n -= k;
+		if (sc->head_have < FRAME_HEADER)
+			break;
+		sc->head_have = 0;
+		sc->skip = (size_t)sc->head[0] << 16 | (size_t)sc->head[1] << 8 | sc->head[2];
+		uint8_t type = sc->head[3], flags = sc->head[4];
+		if (type == NGHTTP2_HEADERS && !hs->header_block_ms)
+			hs->header_block_ms = sc->frame_start_ms ? sc->frame_start_ms : 1;
+		sc->ends_block = (type == NGHTTP2_HEADERS || type == NGHTTP2_CONTINUATION) &&
+				 (flags & NGHTTP2_FLAG_END_HEADERS);
+		if (sc->skip == 0 && sc->ends_block)
+			hs->header_block_ms = 0;
+	}
+}
+
+ssize_t h2_session_recv(struct h2_session *hs, const uint8_t *data, size_t len)
+{
+	ssize_t rv = nghttp2_session_mem_recv(hs->ng, data, len);
+	if (rv > 0)
+		scan_input(hs, data, (size_t)rv);
+	return rv;
+}
+
+bool h2_session_owes(const struct h2_session *hs)
+{
+	for (const struct h2_stream *s = hs->streams; s; s = s->next)
+		if (s->status && !s->closed &&
+		    !nghttp2_session_get_stream_local_close(hs->ng, s->id))
+			return true;
+	return false;
+}
+
+/* ---- the session ---- */
 
 int h2_session_new(struct h2_session **out, struct conn *c)
 {
@@ -422,14 +720,20 @@ int h2_session_new(struct h2_session **out, struct conn *c)
 	if (!hs || nghttp2_session_callbacks_new(&cb) != 0 || nghttp2_option_new(&opt) != 0)
 		goto out;
 	hs->c = c;
+	hs->scan.skip = NGHTTP2_CLIENT_MAGIC_LEN;
+	hs->idle_since_ms = c->w->now_ms;
+	hs->reset_tokens = cfg->h2_reset_rate * 10;
+	hs->reset_refill_ms = c->w->now_ms;
 	nghttp2_session_callbacks_set_send_callback(cb, send_cb);
 	nghttp2_session_callbacks_set_send_data_callback(cb, send_data_cb);
 	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, begin_headers_cb);
 	nghttp2_session_callbacks_set_on_header_callback(cb, header_cb);
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, frame_recv_cb);
+	nghttp2_session_callbacks_set_on_frame_send_callback(cb, frame_send_cb);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cb, stream_close_cb);
 
-	/* The floods of 2019 and 2023: nghttp2 counts them, we set the limits. */
+	/* The floods of 2019 and 2023: nghttp2 counts them, we set the limits.
+	 * (Resets are also counted here, with those we are made to send.) */
 	nghttp2_option_set_max_continuations(opt, cfg->h2_max_continuations);
 	nghttp2_option_set_stream_reset_rate_limit(opt, (uint64_t)cfg->h2_reset_rate * 10,
 						   cfg->h2_reset_rate);
@@ -466,10 +770,7 @@ bool h2_session_goaway(struct h2_session *hs)
 {
 	if (hs->stopping)
 		return false;
-	hs->stopping = true;
-	nghttp2_submit_goaway(hs->ng, NGHTTP2_FLAG_NONE,
-			      nghttp2_session_get_last_proc_stream_id(hs->ng), NGHTTP2_NO_ERROR, NULL,
-			      0);
+	goaway_at(hs, nghttp2_session_get_last_proc_stream_id(hs->ng));
 	return true;
 }
 

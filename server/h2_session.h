@@ -26,50 +26,63 @@ struct conn;
 /* Holes one stream may have in one batch: a 256 KiB buffer holds 16 frames
  * of 16 KiB, so one readv per stream and batch fills them all. */
 #define MAX_IOV 64
-#define ARENA 8192
+/* Files a session keeps open at once: streams beyond wait for a slot, so a
+ * client cannot turn --h2-max-streams streams into as many fds. */
+#define H2_MAX_OPEN_FILES 16
 
-struct h2_str {
-	const char *p;
-	size_t len;
+/* A request field we act on: where its value sits in the stream's arena
+ * (offsets, because the arena grows by realloc). */
+struct h2_field {
+	uint32_t off, len;
+	bool set;
 };
 
 enum pending { PEND_NONE, PEND_LITERAL, PEND_FILE };
 
+/* Per-stream state is sized to what the stream uses: a 128-stream
+ * connection held at a zero window must cost little, so the parts few
+ * responses need (the multipart framing, an error page, a 301 Location,
+ * the readv's holes) are allocated when needed. */
 struct h2_stream {
 	struct h2_stream *next, *prev;   /* all streams of the session */
 	struct h2_stream *next_reading;  /* streams with a readv in this batch */
+	struct h2_stream *next_waiting;  /* streams waiting for a file slot */
 	struct h2_session *hs;
 	int32_t id;
 	bool closed;                     /* nghttp2 is done with it */
 	bool read_posted;
 	bool truncated;                  /* the file shrank under the response */
+	bool waiting;                    /* on the session's file-slot queue */
+	bool counted_file;               /* file_fd holds one of the session's slots */
+	bool reset_ours;                 /* our RST (policy), not the client's doing */
+	bool bad;                        /* a repeated or oversized field we act on */
 
 	/* request */
-	struct h2_str method, path, authority, range, if_match, if_none_match, if_modified_since,
-	    if_unmodified_since, if_range;
-	size_t arena_used;
-	bool bad;                        /* header too large for the arena */
-	char arena[ARENA];
+	struct h2_field method, path, authority, range, if_match, if_none_match,
+	    if_modified_since, if_unmodified_since, if_range;
+	char *arena;
+	uint32_t arena_used, arena_cap;
+	size_t header_bytes;             /* of the request, for --h2-max-header-list */
 
 	/* response */
 	int status;
-	int file_fd;
+	int file_fd;                     /* -1 until the stream can send (see read_cb) */
+	char *rel;                       /* the file beneath the root, to open it then */
 	struct static_file file;
 	struct static_response sr;
 	struct body body;
 	const char *page;                /* a generated body (error pages) */
 	size_t page_len, page_off;
-	char page_buf[512];
-	char location[PATH_MAX * 3 + 4];
+	char *page_buf;
+	char *location;                  /* 301 only */
 
 	/* the DATA payload that read_cb promised and send_data_cb writes */
 	enum pending pend;
 	size_t pend_len;
-	char lit[STATIC_PART_HEADER_MAX];
-	size_t header_bytes;             /* of the request, for --h2-max-header-list */
+	char *lit;                       /* multipart framing, STATIC_PART_HEADER_MAX */
 
 	/* this batch's readv */
-	struct iovec iov[MAX_IOV];
+	struct iovec *iov;               /* MAX_IOV, from the first read on */
 	int niov;
 	uint64_t read_off;
 	size_t read_len;
@@ -77,19 +90,45 @@ struct h2_stream {
 
 	uint64_t bytes_out;
 	uint64_t start_ms;
-} __attribute__((aligned(16)));
+};
+
+/* Where the client's frames begin and end, so the header timeout can run
+ * from the first byte of a header block (nghttp2 says nothing of partial
+ * frames). */
+struct h2_frame_scan {
+	size_t skip;                     /* of the preface, or the current payload */
+	uint8_t head[FRAME_HEADER];
+	size_t head_have;
+	uint64_t frame_start_ms;         /* first byte of the current frame */
+	bool ends_block;                 /* the current frame carries END_HEADERS */
+};
 
 struct h2_session {
 	nghttp2_session *ng;
 	struct conn *c;
 	struct h2_stream *streams;
 	struct h2_stream *reading;
+	struct h2_stream *waiting, *waiting_tail; /* for a file slot, in order */
 	unsigned reads_pending;
+	unsigned open_files;             /* streams holding a file open */
 	char *out;                       /* the batch; with kTLS it is wire.tx itself */
 	size_t out_len, out_cap;
 	bool cut;                        /* a file came short: send out[0, cut_at), then close */
 	size_t cut_at;
-	bool stopping;
+	bool stopping;                   /* GOAWAY queued */
+	bool timed_out;                  /* a timeout queued it: close soon whatever */
+	bool terminated;                 /* GOAWAY with an error: nothing more is read */
+
+	/* Timers (ms): a header block in progress, work we owe, idleness. */
+	struct h2_frame_scan scan;
+	uint64_t header_block_ms;        /* first byte of an unfinished header block, or 0 */
+	uint64_t idle_since_ms;          /* the last stream completed (or the session began) */
+	uint64_t owed_since_ms;          /* we began to owe bytes, with none owed before */
+	bool owed;
+
+	unsigned requests;               /* streams answered, for --keepalive-requests */
+	unsigned reset_tokens;           /* resets either side may still cause (--h2-reset-rate) */
+	uint64_t reset_refill_ms;
 
 	/* --h2-sendfile (expert, kTLS only): each DATA frame leaves as its
 	 * header alone, then its payload spliced, as nginx does with sendfile,
@@ -104,6 +143,13 @@ struct h2_session {
  * our SETTINGS. 0 or -ENOMEM. */
 int h2_session_new(struct h2_session **out, struct conn *c);
 void h2_session_free(struct h2_session *hs);
+
+/* Feeds nghttp2 received plaintext. Returns the bytes taken or an nghttp2
+ * error (a connection error: close). */
+ssize_t h2_session_recv(struct h2_session *hs, const uint8_t *data, size_t len);
+
+/* Streams whose response is not yet all handed to the batch. */
+bool h2_session_owes(const struct h2_session *hs);
 
 /* Packs what nghttp2 has to send into hs->out[hs->out_len, hs->out_cap)
  * (the caller sets the three), leaving holes for file bytes and listing the
