@@ -26,13 +26,28 @@ static const char *connection_header(const struct conn *c)
 	return "";
 }
 
+/* "METHOD TARGET HTTP/x.y" for the access log and error messages, the
+ * client's bytes escaped (access_log_escape) so they cannot forge fields or
+ * lines; a long target is cut so the version always fits. */
 static void log_request_line(struct conn *c, const char *method)
 {
 	const struct h1_request *req = &c->parser->req;
-	int tlen = req->target.ptr ? (int)(req->target.len > 200 ? 200 : req->target.len) : 1;
-	snprintf(c->resp.request_line, sizeof(c->resp.request_line), "%s %.*s HTTP/%u.%u", method,
-		 tlen, req->target.ptr ? req->target.ptr : "-", req->version_major,
-		 req->version_minor);
+	char *out = c->resp.request_line;
+	char version[16];
+	int vn = snprintf(version, sizeof(version), " HTTP/%u.%u", req->version_major,
+			  req->version_minor);
+
+	if (vn < 0 || (size_t)vn >= sizeof(version))
+		vn = 0; /* cannot happen: two small numbers */
+	version[vn] = '\0';
+	size_t room = sizeof(c->resp.request_line) - (size_t)vn;
+	size_t n = access_log_escape(out, room - 1, method, strlen(method));
+	out[n++] = ' ';
+	if (req->target.ptr)
+		n += access_log_escape(out + n, room - n, req->target.ptr, req->target.len);
+	else
+		n += access_log_escape(out + n, room - n, "-", 1);
+	memcpy(out + n, version, (size_t)vn + 1);
 }
 
 /* A response with a small generated body (errors, redirects): head and body
