@@ -94,21 +94,26 @@ static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char iv[
 	return epoch == now_epoch && SSL_version(ssl) < TLS1_3_VERSION ? 1 : 2;
 }
 
+/* Offers, in our order of preference, what the client also offers. A
+ * client that offers ALPN but nothing we speak gets the fatal
+ * no_application_protocol alert (RFC 7301 3.2) instead of a connection on
+ * which it would speak a protocol we do not. A client that offers no ALPN at
+ * all never reaches this callback and speaks HTTP/1.x. "http/1.0" is listed
+ * because we do speak it and curl --http1.0 offers only that. */
 static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 		   const unsigned char *in, unsigned inlen, void *arg)
 {
 	const struct tls_server *srv = arg;
-	static const unsigned char h2_h1[] = "\x02h2\x08http/1.1";
-	static const unsigned char h1[] = "\x08http/1.1";
+	static const unsigned char h2_h1[] = "\x02h2\x08http/1.1\x08http/1.0";
+	static const unsigned char h1[] = "\x08http/1.1\x08http/1.0";
 	const unsigned char *ours = srv->h2 ? h2_h1 : h1;
 	unsigned ourslen = srv->h2 ? sizeof(h2_h1) - 1 : sizeof(h1) - 1;
 
-	/* No common protocol (curl --http1.0 offers only "http/1.0"): go on
-	 * without ALPN and let the client speak HTTP/1.x, as nginx does, rather
-	 * than fail the handshake. */
+	/* OpenSSL 3.0 answers ALERT_FATAL from this callback with the
+	 * no_application_protocol alert, whatever *al would say. */
 	if (SSL_select_next_proto((unsigned char **)out, outlen, ours, ourslen, in, inlen) !=
 	    OPENSSL_NPN_NEGOTIATED)
-		return SSL_TLSEXT_ERR_NOACK;
+		return SSL_TLSEXT_ERR_ALERT_FATAL;
 	return SSL_TLSEXT_ERR_OK;
 }
 

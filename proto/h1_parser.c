@@ -11,7 +11,9 @@
  *   with SP/HTAB), SP in a header name ("Host : x" is parsed as "Host "), an
  *   empty header name, HTAB in the target, HTTP/0.9 and HTTP/2.0 request lines,
  *   Transfer-Encoding whose final coding is not chunked (llhttp would only say
- *   so after on_headers_complete, which we leave by pausing). */
+ *   so after on_headers_complete, which we leave by pausing).
+ * What we let through that llhttp 8.1 refuses: HTTP/1.2 to 1.9, served as
+ *   1.1 (RFC 9110 2.5); see h1_parser_init. */
 #include "proto/h1_parser.h"
 #include "proto/static_file.h"
 
@@ -224,19 +226,57 @@ static int on_header_value_complete(llhttp_t *ll)
 	return 0;
 }
 
+/* Transfer codings RFC 9112 7 and the IANA registry define. One we do not
+ * know gets 501 (RFC 9112 6.1); one we know but do not decode gets 400 when
+ * chunked does not follow it, 501 when it does. */
+static bool te_coding_known(const char *s, size_t n)
+{
+	static const char *const known[] = {"chunked", "compress",   "deflate",
+	                                    "gzip",    "x-compress", "x-gzip"};
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strlen(known[i]) == n && strncasecmp(known[i], s, n) == 0)
+			return true;
+	return false;
+}
+
+/* Every coding of the joined Transfer-Encoding list is one we know. Empty
+ * list elements are skipped (RFC 9110 5.6.1); a coding's parameters
+ * (";q=...") are not part of its name. */
+static bool te_codings_known(const struct h1_str *te)
+{
+	size_t i = 0;
+
+	while (te->ptr && i < te->len) {
+		while (i < te->len && (te->ptr[i] == ',' || is_ows(te->ptr[i])))
+			i++;
+		size_t start = i;
+		while (i < te->len && te->ptr[i] != ',' && te->ptr[i] != ';' && !is_ows(te->ptr[i]))
+			i++;
+		if (i > start && !te_coding_known(te->ptr + start, i - start))
+			return false;
+		while (i < te->len && te->ptr[i] != ',')
+			i++;
+	}
+	return true;
+}
+
 static int on_headers_complete(llhttp_t *ll)
 {
 	struct h1_parser *p = ll->data;
 	struct h1_request *r = &p->req;
 	unsigned flags = ll->flags;
 
-	r->version_major = ll->http_major;
-	r->version_minor = ll->http_minor;
-	/* Loose llhttp 8.1 lets 0.9 (also a bare "GET /") and 2.0 through. */
-	if (ll->http_major != 1 || ll->http_minor > 1) {
+	/* Loose llhttp 8.1 lets 0.9 (also a bare "GET /") and 2.0 through,
+	 * and with LENIENT_VERSION any digit.digit. */
+	if (ll->http_major != 1) {
 		fail(p, 505, "unsupported HTTP version");
 		return -1;
 	}
+	r->version_major = 1;
+	/* RFC 9110 2.5: a 1.x we do not know is answered as the highest 1.x
+	 * we do; llhttp's keep-alive default already treats it as 1.1. */
+	r->version_minor = ll->http_minor > 1 ? 1 : ll->http_minor;
 	if (flags & F_TRANSFER_ENCODING) {
 		/* RFC 9112 6.1: the framing of a 1.0 message with
 		 * Transfer-Encoding is faulty, whatever else it says. */
@@ -244,13 +284,19 @@ static int on_headers_complete(llhttp_t *ll)
 			fail(p, 400, "Transfer-Encoding in HTTP/1.0");
 			return -1;
 		}
+		/* RFC 9112 6.1: SHOULD answer 501 to a coding we do not
+		 * understand, wherever it is in the list. */
+		if (!te_codings_known(&p->te)) {
+			fail(p, 501, "unknown transfer coding");
+			return -1;
+		}
 		/* RFC 9112 6.3: MUST answer 400 when chunked is not final. */
 		if (!(flags & F_CHUNKED)) {
 			fail(p, 400, "Transfer-Encoding without final chunked");
 			return -1;
 		}
-		/* RFC 9112 6.1: SHOULD answer 501 to a coding we do not
-		 * implement, which is any but chunked ("gzip, chunked"). */
+		/* A known coding before the final chunked ("gzip, chunked"):
+		 * we decode none but chunked, so 501 again. */
 		if (p->te.len != 7 || strncasecmp(p->te.ptr, "chunked", 7) != 0) {
 			fail(p, 501, "unsupported transfer coding");
 			return -1;
@@ -319,8 +365,8 @@ static int llhttp_status(const llhttp_t *ll, llhttp_errno_t err)
 	if (err == HPE_PAUSED_H2_UPGRADE)
 		return 505;
 	/* Also raised for junk after a good version ("HTTP/1.1 \r\n"): only a
-	 * well-formed other version (1.2, 3.0) gets 505. */
-	if (err == HPE_INVALID_VERSION && (ll->http_major != 1 || ll->http_minor > 1))
+	 * well-formed other major version (3.0) gets 505; 1.x is ours. */
+	if (err == HPE_INVALID_VERSION && ll->http_major != 1)
 		return 505;
 	return 400;
 }
@@ -340,6 +386,13 @@ void h1_parser_init(struct h1_parser *p, const struct h1_limits *limits)
 	p->settings.on_headers_complete = on_headers_complete;
 	p->settings.on_message_complete = on_message_complete;
 	llhttp_init(&p->llhttp, HTTP_REQUEST, &p->settings);
+	/* llhttp 8.1 refuses HTTP/1.2 ("Invalid minor version") where RFC
+	 * 9110 2.5 wants it served as 1.1. Its generated parser honours
+	 * LENIENT_VERSION, which 8.1 has no setter for (9.x adds
+	 * llhttp_set_lenient_version), so set the bit; llhttp_reset keeps it.
+	 * It only widens the digits accepted: on_headers_complete still
+	 * refuses every major but 1 with 505. */
+	p->llhttp.lenient_flags |= LENIENT_VERSION;
 	p->llhttp.data = p;
 	h1_parser_reset(p);
 }

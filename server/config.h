@@ -71,6 +71,7 @@ struct config {
 	unsigned send_timeout_ms;        /* --send-timeout SECONDS */
 	unsigned shutdown_grace_ms;      /* --shutdown-grace SECONDS */
 	bool dotfiles;                   /* --dotfiles on|off (off: 404) */
+	char *mime_types;                /* --mime-types FILE (default /etc/mime.types) */
 
 	/* Logging */
 	char *access_log;                /* --access-log FILE|off (default off); NULL = off */

@@ -102,6 +102,9 @@ const struct opt config_options[] = {
         .min = 32768, .max = 4194304),
     OPT("dotfiles", "on|off", T_BOOL, G_HTTP, OFF(dotfiles), "off",
         "Serve names starting with '.'; off answers 404."),
+    OPT("mime-types", "FILE", T_STRING, G_HTTP, OFF(mime_types), "/etc/mime.types",
+        "Content-Type by file extension, in mime.types format (\"type ext ext...\"); a "
+        "built-in list fills in what the file lacks, or all of it if the file cannot be read."),
 
     OPT("access-log", "FILE|off", T_PATH_OR, G_LOG, OFF(access_log), "off",
         "Log each request to FILE."),

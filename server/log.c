@@ -105,6 +105,32 @@ void access_log_line(struct access_log *al, const char *fmt, ...)
 	}
 }
 
+size_t access_log_escape(char *dst, size_t cap, const char *src, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+
+	if (cap == 0)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char b = (unsigned char)src[i];
+		if (b >= 0x20 && b < 0x7f && b != '"' && b != '\\') {
+			if (n + 1 >= cap)
+				break;
+			dst[n++] = (char)b;
+			continue;
+		}
+		if (n + 4 >= cap)
+			break;
+		dst[n++] = '\\';
+		dst[n++] = 'x';
+		dst[n++] = hex[b >> 4];
+		dst[n++] = hex[b & 15];
+	}
+	dst[n] = '\0';
+	return n;
+}
+
 void access_log_time(char *out)
 {
 	time_t now = time(NULL);

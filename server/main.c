@@ -80,7 +80,7 @@ static int server_build(struct server *srv, const struct config *cfg, const uint
 		log_msg(LOG_ERROR, "--root %s: %s", cfg->root, strerror(errno));
 		return -errno;
 	}
-	if (mime_table_load(&srv->mime, NULL) < 0) {
+	if (mime_table_load(&srv->mime, cfg->mime_types) < 0) {
 		log_msg(LOG_ERROR, "out of memory loading MIME types");
 		return -ENOMEM;
 	}

@@ -26,14 +26,17 @@ static int status_for_open_error(int err)
 }
 
 /* The decoded path, re-encoded, so nothing the client sent is echoed raw
- * into a header. */
-static void encode_location(const char *rel, char *out, size_t outsz)
+ * into a header. -ENAMETOOLONG rather than a cut Location (out is sized so
+ * that a path under PATH_MAX always fits). */
+static int encode_location(const char *rel, char *out, size_t outsz)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t n = 0;
 
 	out[n++] = '/';
-	for (const unsigned char *p = (const unsigned char *)rel; *p && n + 5 < outsz; p++) {
+	for (const unsigned char *p = (const unsigned char *)rel; *p; p++) {
+		if (n + 5 > outsz)
+			return -ENAMETOOLONG;
 		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		    (*p >= '0' && *p <= '9') || strchr("/-._~!$&'()*+,;=:@", *p)) {
 			out[n++] = (char)*p;
@@ -45,6 +48,7 @@ static void encode_location(const char *rel, char *out, size_t outsz)
 	}
 	out[n++] = '/';
 	out[n] = '\0';
+	return 0;
 }
 
 void resolve_target(const struct server *srv, const char *target, size_t len, struct resolved *out)
@@ -74,8 +78,9 @@ void resolve_target(const struct server *srv, const char *target, size_t len, st
 	close(out->fd);
 	out->fd = -1;
 	if (!info.trailing_slash) {
-		encode_location(out->rel, out->location, sizeof(out->location));
-		out->status = 301;
+		out->status = encode_location(out->rel, out->location, sizeof(out->location)) < 0
+				      ? 500
+				      : 301;
 		return;
 	}
 	size_t rl = strcmp(out->rel, ".") == 0 ? 0 : strlen(out->rel);

@@ -31,7 +31,7 @@ for flag in --root --listen --cert --key --workers --config --listen-plain --hel
 	--tls-protocols --tls13-ciphersuites --tls12-ciphers --tls-session-tickets \
 	--tls-session-cache --max-header-size --max-headers --max-uri --handshake-timeout \
 	--header-timeout --idle-timeout --send-timeout --shutdown-grace --dotfiles \
-	--access-log --error-log --log-level --ktls --sendfile; do
+	--mime-types --access-log --error-log --log-level --ktls --sendfile; do
 	grep -qE -- "$flag([^a-z0-9-]|\$)" "$T/out" || missing="$missing $flag"
 done
 expect_eq "--help (stdout) lists every flag" "${missing# }" ""

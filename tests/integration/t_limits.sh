@@ -80,6 +80,28 @@ expect_rejected "two Host headers" \
 raw "send=GET /a.txt HTTP/9.9\\r\\n${hostl}\\r\\n" resp
 expect_in "unknown HTTP version: 400 or 505" "$(status_of)" 400 505
 
+# RFC 9112 6.1: a transfer coding the server does not understand is a 501
+# (then a close, as for every refused framing), wherever it is in the list;
+# chunked not final among codings it knows stays a 400.
+for te in foo 'foo, chunked'; do
+	raw "send=POST / HTTP/1.1\\r\\n${hostl}Transfer-Encoding: $te\\r\\n\\r\\n0\\r\\n\\r\\n$behind" all=5
+	expect_eq "Transfer-Encoding: $te: one 501, then close" \
+		"$(raw_summary | sed 's/RESP 501 [0-9]*/RESP 501/')" "RESP 501 CLOSED"
+done
+expect_rejected "Transfer-Encoding: gzip (chunked not final)" \
+	"POST / HTTP/1.1\\r\\n${hostl}Transfer-Encoding: gzip\\r\\n\\r\\n$behind"
+
+# RFC 9110 2.5: HTTP/1.2 is answered as HTTP/1.1 and the connection stays
+# open; HTTP/2.0 and 3.0 request lines on the HTTP/1.1 parser get 505.
+raw "send=GET /a.txt HTTP/1.2\\r\\n${hostl}\\r\\n" resp "send=GET /b.txt HTTP/1.2\\r\\n${hostl}\\r\\n" resp close=1
+expect_eq "HTTP/1.2: two responses on one connection, kept open" "$(raw_summary)" \
+	"RESP 200 $(size "$FIX/root/a.txt") RESP 200 $(size "$FIX/root/b.txt") OPEN"
+expect_match "HTTP/1.2: answered with HTTP/1.1" "$(head -n1 "$RAWDIR/0.head")" '^HTTP/1\.1 200 '
+for v in 2.0 3.0; do
+	raw "send=GET /a.txt HTTP/$v\\r\\n${hostl}\\r\\n" resp
+	expect_eq "HTTP/$v on HTTP/1.1: 505" "$(status_of)" 505
+done
+
 # The server survived all that.
 fetch alive /a.txt
 expect_eq "server still answers after the bad requests" "$STATUS" 200
@@ -131,4 +153,36 @@ fi
 
 fetch alive2 /a.txt
 expect_eq "server still answers after the timeouts" "$STATUS" 200
+stop_ktlsd
+
+# Response heads are bounded: a Content-Type too long for the head buffer is
+# a 500 on a connection that goes on, never bytes past the buffer; one that
+# fits is sent whole; a 301 for a directory whose %-encoded name is several
+# KB (within --max-uri) carries its whole Location.
+hroot=$T/heads
+mkdir -p "$hroot"
+printf 'fits\n' >"$hroot/f.fits"
+printf 'long\n' >"$hroot/f.long"
+{
+	printf 'application/x-%s fits\n' "$(rep f 1500)"
+	printf 'application/x-%s long\n' "$(rep l 3000)"
+} >"$T/mime.types"
+dir= enc=
+for ((i = 0; i < 10; i++)); do
+	# 100 "é": 200 bytes on disk (NAME_MAX is 255), 600 once %-encoded
+	dir="$dir/$(for ((j = 0; j < 100; j++)); do printf '\303\251'; done)"
+	enc="$enc/$(for ((j = 0; j < 100; j++)); do printf '%%C3%%A9'; done)"
+done
+mkdir -p "$hroot$dir"
+start_ktlsd --root "$hroot" --mime-types "$T/mime.types" --max-uri 16384 || return 0
+fetch ct_fits /f.fits
+expect_eq "1.5 KB Content-Type: 200" "$STATUS" 200
+expect_eq "1.5 KB Content-Type: sent whole" "$(hdr "$T/ct_fits.h" Content-Type)" "application/x-$(rep f 1500)"
+raw "send=GET /f.long HTTP/1.1\\r\\n${hostl}\\r\\n" resp "send=GET /f.fits HTTP/1.1\\r\\n${hostl}\\r\\n" resp close=1
+expect_eq "3 KB Content-Type: 500, then the next request on the connection" \
+	"$(raw_summary | sed 's/RESP 500 [0-9]*/RESP 500/')" "RESP 500 RESP 200 5 OPEN"
+fetch longdir "$enc"
+expect_eq "directory with a ${#enc}-byte URL, no slash: 301" "$STATUS" 301
+expect_eq "directory with a ${#enc}-byte URL: Location is it with the slash" \
+	"$(hdr "$T/longdir.h" Location)" "$enc/"
 stop_ktlsd

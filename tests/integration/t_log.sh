@@ -9,6 +9,11 @@ expect_eq "request to log: 200" "$st" 200
 st=$(kcurl --tlsv1.3 -o /dev/null -w '%{http_code}' "$BASE/no-such-file")
 expect_eq "second request to log: 404" "$st" 404
 
+# A request target with '"', '\' and a byte over 0x7e, sent raw: logged
+# escaped as nginx does, so it cannot close the quoted field and make what
+# follows it in the line look like other fields.
+raw 'send=GET /forged"\\"\xff1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n' all=5
+
 # An operator tailing the log sees the line soon, not only at exit.
 if wait_until 5 grep -q 'GET /log.bin' "$alog"; then
 	pass "access log line written while the server runs"
@@ -36,6 +41,16 @@ if [ -n "$bytes" ]; then
 else
 	fail "access log line has the bytes sent ($size_log-byte body)" "no number in [$size_log, $((size_log + 2048))]: $line"
 fi
+forged=$(grep -a 'GET /forged' "$alog" | head -n1)
+expect_ne "access log has a line for the forging request" "$forged" ""
+case $forged in
+*'"GET /forged\x22\x5C\x22'*) pass "forging target: '\"' and '\\' logged as \\x22 and \\x5C" ;;
+*) fail "forging target: '\"' and '\\' logged as \\x22 and \\x5C" "line: $forged" ;;
+esac
+# Exactly the two quotes of the request field, and only known escapes in it.
+expect_match "forging target: the line keeps its shape" "$forged" \
+	'^[^ "]+ \[[^]"]+\] "([^"\\]|\\x[0-9A-F]{2})*" [0-9]{3} [0-9]+ [^"]*$'
+expect_match "forging target: the byte 0xff logged as \\xFF" "$forged" '\\xFF1 HTTP/1\.1" '
 line404=$(grep -a 'GET /no-such-file' "$alog" | head -n1)
 expect_match "access log line for the 404 has status 404" "$line404" '(^|[^0-9])404([^0-9]|$)'
 expect_eq "access log: one line for the one GET /log.bin" "$(grep -c 'GET /log.bin' "$alog")" 1

@@ -84,6 +84,22 @@ expect_refused "TLS 1.1 client refused"
 sclient -servername localhost -alpn http/1.1
 expect_match "ALPN http/1.1 selected" "$(grep -m1 '^ALPN protocol' "$T/sc.out")" '^ALPN protocol: http/1\.1$'
 check "ALPN http/1.1: HTTP response" got_response
+# grep -a: the h2 answer to our HTTP/1.1 GET is binary.
+sclient -servername localhost -alpn h2
+expect_match "ALPN h2 selected" "$(grep -a -m1 '^ALPN protocol' "$T/sc.out")" '^ALPN protocol: h2$'
+sclient -servername localhost -alpn foo,http/1.1
+expect_match "ALPN foo,http/1.1: http/1.1 selected" "$(grep -m1 '^ALPN protocol' "$T/sc.out")" '^ALPN protocol: http/1\.1$'
+check "ALPN foo,http/1.1: HTTP response" got_response
+# RFC 7301 3.2: ALPN offered but nothing in common is a fatal
+# no_application_protocol alert, not a connection without ALPN.
+sclient -servername localhost -alpn foo
+expect_refused "ALPN foo only: handshake refused"
+check "ALPN foo only: no_application_protocol alert" grep -q 'alert no application protocol' "$T/sc.out"
+sclient -servername localhost -alpn http/1.0
+expect_match "ALPN http/1.0 (curl --http1.0) still served" "$(grep -m1 '^ALPN protocol' "$T/sc.out")" '^ALPN protocol: http/1\.0$'
+# No ALPN at all: HTTP/1.1 as before.
+sclient -servername localhost
+check "no ALPN offered: HTTP response" got_response
 
 # Resumption: each connection resumes the session the previous one saved.
 # With two workers the ticket keys must be shared, so try several times.

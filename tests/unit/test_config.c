@@ -543,6 +543,7 @@ START_TEST(test_help)
 	                                           "send-timeout",
 	                                           "shutdown-grace",
 	                                           "dotfiles",
+	                                           "mime-types",
 	                                           "access-log",
 	                                           "error-log",
 	                                           "log-level",

@@ -271,7 +271,7 @@ START_TEST(test_transfer_encoding_smuggling)
 	/* chunked not final: RFC 9112 6.3 MUST 400 */
 	expect_error("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 400);
 	expect_error("POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400);
-	expect_error("POST / HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n", 400);
+	expect_error("POST / HTTP/1.1\r\nTransfer-Encoding: GZIP\r\n\r\n", 400);
 	expect_error("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
 	             "Transfer-Encoding: chunked\r\n\r\n",
 	             400);
@@ -284,6 +284,25 @@ START_TEST(test_transfer_encoding_smuggling)
 	expect_error("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n"
 	             "Transfer-Encoding: chunked\r\n\r\n",
 	             501);
+}
+END_TEST
+
+/* RFC 9112 6.1: a transfer coding we do not understand gets 501, wherever
+ * it stands in the list; the connection still closes (error status). */
+START_TEST(test_transfer_encoding_unknown)
+{
+	expect_error("POST / HTTP/1.1\r\nTransfer-Encoding: foo\r\n\r\n", 501);
+	expect_error("POST / HTTP/1.1\r\nTransfer-Encoding: foo, chunked\r\n\r\n", 501);
+	expect_error("POST / HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n", 501);
+	expect_error("POST / HTTP/1.1\r\nTransfer-Encoding: foo;q=1 , chunked\r\n\r\n", 501);
+	expect_error("POST / HTTP/1.1\r\nTransfer-Encoding: foo\r\n"
+	             "Transfer-Encoding: chunked\r\n\r\n",
+	             501);
+	expect_error("GET / HTTP/1.1\r\nTransfer-Encoding: foo\r\n\r\n", 501);
+	/* still smuggling shapes first: 400 */
+	expect_error("POST / HTTP/1.0\r\nTransfer-Encoding: foo\r\n\r\n", 400);
+	expect_error(
+	    "POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: foo, chunked\r\n\r\n", 400);
 }
 END_TEST
 
@@ -488,14 +507,41 @@ START_TEST(test_versions)
 	expect_error("GET / HTTP/0.9\r\n\r\n", 505);
 	expect_error("GET /\r\n\r\n", 505); /* HTTP/0.9 simple request */
 	expect_error("GET / HTTP/3.0\r\n\r\n", 505);
-	/* llhttp 8.1 refuses 1.2 (RFC 9112 would serve it as 1.1) */
-	expect_error("GET / HTTP/1.2\r\n\r\n", 505);
 	expect_error("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505);
 	/* malformed, not another version */
 	expect_error("GET / HTTP/1.1 \r\n\r\n", 400);
 	expect_error("GET / http/1.1\r\n\r\n", 400);
 	expect_error("GET / HTTP/1.10\r\n\r\n", 400);
+	expect_error("GET / HTTP/1.2 \r\n\r\n", 400);
+	expect_error("GET / HTTP/4.1\r\n\r\n", 505);
 	ck_assert_int_eq(feed("GET / HTTP/1.0\r\n\r\n", &used), H1_PARSE_DONE);
+}
+END_TEST
+
+/* RFC 9110 2.5: HTTP/1.x with a minor version we do not know is served as
+ * HTTP/1.1 (keep-alive, Host required), not refused with 505. */
+START_TEST(test_versions_1x)
+{
+	static const char *const v[] = {"1.2", "1.3", "1.9"};
+	size_t used;
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		char head[64];
+		int n = snprintf(head, sizeof(head), "GET / HTTP/%s\r\nHost: a\r\n\r\n", v[i]);
+		ck_assert(n > 0 && (size_t)n < sizeof(head));
+		ck_assert_msg(feed(head, &used) == H1_PARSE_DONE, "refused HTTP/%s (%d)", v[i],
+		              P.error_status);
+		ck_assert_uint_eq(used, (size_t)n);
+		ck_assert_uint_eq(P.req.version_major, 1);
+		ck_assert_uint_eq(P.req.version_minor, 1);
+		ck_assert(P.req.keep_alive);
+	}
+	ck_assert_int_eq(feed("GET / HTTP/1.2\r\nConnection: close\r\n\r\n", &used), H1_PARSE_DONE);
+	ck_assert(!P.req.keep_alive);
+	/* the smuggling checks hold for 1.2 as for 1.1 */
+	expect_error("POST / HTTP/1.2\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+	             400);
+	expect_error("POST / HTTP/1.2\r\nTransfer-Encoding: gzip\r\n\r\n", 400);
 }
 END_TEST
 
@@ -580,6 +626,7 @@ int main(void)
 	tcase_add_test(tc, test_repeated_unique);
 	tcase_add_test(tc, test_content_length_smuggling);
 	tcase_add_test(tc, test_transfer_encoding_smuggling);
+	tcase_add_test(tc, test_transfer_encoding_unknown);
 	tcase_add_test(tc, test_bare_lf);
 	tcase_add_test(tc, test_header_line_shapes);
 	tcase_add_test(tc, test_nul_and_ctl);
@@ -589,6 +636,7 @@ int main(void)
 	tcase_add_test(tc, test_arena_overflow);
 	tcase_add_test(tc, test_long_value_split);
 	tcase_add_test(tc, test_versions);
+	tcase_add_test(tc, test_versions_1x);
 	tcase_add_test(tc, test_methods_and_bodies);
 	tcase_add_test(tc, test_upgrade_is_ignored);
 	tcase_add_test(tc, test_reset_after_error);
