@@ -612,22 +612,25 @@ static int frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *
 	return 0;
 }
 
+/* One access-log line per stream, the client's bytes escaped
+ * (access_log_escape) so they cannot forge fields or lines. */
 static void log_stream(struct h2_session *hs, struct h2_stream *s, uint32_t error)
 {
 	struct conn *c = hs->c;
 	struct access_log *al = &c->w->alog;
-	char when[32];
-	const char *method = value_of(s, &s->method), *path = value_of(s, &s->path);
+	char when[32], method[64], path[256];
+	const char *m = value_of(s, &s->method), *p = value_of(s, &s->path);
 
 	if (al->fd < 0 || !s->status)
 		return;
 	access_log_time(when);
-	access_log_line(al, "%s [%s] \"%.*s %.*s HTTP/2\" %d %llu %.3f HTTP/2 %s %s ktls=%s body=%s%s",
-			c->peer_text, when, (int)s->method.len, method ? method : "-",
-			(int)(s->path.len > 200 ? 200 : s->path.len), path ? path : "-",
-			s->status, (unsigned long long)s->bytes_out,
-			(double)(c->w->now_ms - s->start_ms) / 1000.0, tls_version_name(c->ssl),
-			tls_cipher_name(c->ssl), c->wire.ktls_tx ? "tx" : "off",
+	access_log_escape(method, sizeof(method), m ? m : "-", m ? s->method.len : 1);
+	access_log_escape(path, sizeof(path), p ? p : "-", p ? s->path.len : 1);
+	access_log_line(al, "%s [%s] \"%s %s HTTP/2\" %d %llu %.3f HTTP/2 %s %s ktls=%s body=%s%s",
+			c->peer_text, when, method, path, s->status,
+			(unsigned long long)s->bytes_out, (double)(c->w->now_ms - s->start_ms) / 1000.0,
+			tls_version_name(c->ssl), tls_cipher_name(c->ssl),
+			c->wire.ktls_tx ? "tx" : "off",
 			s->file.size || s->rel || s->file_fd >= 0 ? (hs->sendfile ? "splice" : "framed")
 								  : "none",
 			s->truncated ? " truncated" : error ? " reset" : "");

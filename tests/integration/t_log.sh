@@ -13,6 +13,8 @@ expect_eq "second request to log: 404" "$st" 404
 # escaped as nginx does, so it cannot close the quoted field and make what
 # follows it in the line look like other fields.
 raw 'send=GET /forged"\\"\xff1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n' all=5
+# The same over HTTP/2, where :path reaches the log through nghttp2.
+"$PY" "$(dirname "${BASH_SOURCE[0]}")/h2_client.py" get "$PORT" '/h2forged"\"1' >/dev/null 2>&1
 
 # An operator tailing the log sees the line soon, not only at exit.
 if wait_until 5 grep -q 'GET /log.bin' "$alog"; then
@@ -51,6 +53,9 @@ esac
 expect_match "forging target: the line keeps its shape" "$forged" \
 	'^[^ "]+ \[[^]"]+\] "([^"\\]|\\x[0-9A-F]{2})*" [0-9]{3} [0-9]+ [^"]*$'
 expect_match "forging target: the byte 0xff logged as \\xFF" "$forged" '\\xFF1 HTTP/1\.1" '
+h2forged=$(grep -a 'GET /h2forged' "$alog" | head -n1)
+expect_match "forging :path over HTTP/2: escaped, the line keeps its shape" "$h2forged" \
+	'^[^ "]+ \[[^]"]+\] "GET /h2forged\\x22\\x5C\\x221 HTTP/2" [0-9]{3} [0-9]+ [^"]*$'
 line404=$(grep -a 'GET /no-such-file' "$alog" | head -n1)
 expect_match "access log line for the 404 has status 404" "$line404" '(^|[^0-9])404([^0-9]|$)'
 expect_eq "access log: one line for the one GET /log.bin" "$(grep -c 'GET /log.bin' "$alog")" 1
