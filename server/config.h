@@ -38,7 +38,7 @@ struct config {
 	size_t nlisten_plain;
 	struct config_cert certs[CONFIG_MAX_CERTS];       /* --cert FILE --key FILE, paired in order */
 	size_t ncerts;
-	unsigned workers;                /* --workers N; 0 = online CPUs */
+	unsigned workers;                /* --workers N; 0 = one per allowed CPU */
 	char *config_file;               /* --config FILE */
 	bool check;                      /* --check: describe this machine, then exit */
 

@@ -250,11 +250,7 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
-	n = cfg.workers;
-	if (n == 0) {
-		long online = sysconf(_SC_NPROCESSORS_ONLN);
-		n = online > 0 ? (unsigned)online : 1;
-	}
+	n = cfg.workers ? cfg.workers : worker_default_count();
 	size_t wsize = (sizeof(*workers) + 63) / 64 * 64;
 	workers = aligned_alloc(64, wsize * n);
 	if (!workers)
