@@ -211,11 +211,24 @@ static void begin_stop(struct worker *w)
 	}
 }
 
+/* Switches new connections to next. Refuses (and keeps the running
+ * configuration) a next without TLS while this worker has a TLS listener:
+ * its connections would meet a NULL context. main refuses such a reload
+ * before it gets here; this is the worker's own guard for that invariant. */
 static void apply_reload(struct worker *w, const struct server *next)
 {
 	struct tls_server *tls = NULL;
 	char err[512];
 
+	for (size_t i = 0; i < w->nlisteners; i++) {
+		if (w->listeners[i].tls && next->cfg->nlisten == 0) {
+			log_msg(LOG_ERROR,
+				"worker %u: reload without TLS while a TLS listener is open; "
+				"keeping the running configuration",
+				w->id);
+			return;
+		}
+	}
 	if (next->cfg->nlisten > 0 && tls_server_new(&tls, &next->tls, err, sizeof(err)) < 0) {
 		log_msg(LOG_ERROR, "worker %u: reload: %s; keeping the running configuration",
 			w->id, err);

@@ -27,6 +27,7 @@ struct server {
 	int root_fd;
 	struct mime_table *mime;
 	struct ktls_support ktls;
+	bool ktls_probed;            /* ktls holds a probe's answer */
 	bool use_ktls;               /* --ktls on, or auto with a kernel that has it */
 	struct tls_settings tls;
 	struct tls_cert_pair certs[CONFIG_MAX_CERTS];
