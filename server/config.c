@@ -550,3 +550,78 @@ fail:
 	config_free(cfg);
 	return CONFIG_EXIT_ERR;
 }
+
+static bool listen_same(const struct config_listen *a, const struct config_listen *b)
+{
+	return a->addrlen == b->addrlen && memcmp(&a->addr, &b->addr, a->addrlen) == 0;
+}
+
+/* The first address of list a that list b lacks, or NULL. Order does not
+ * matter: each worker binds every address whatever its place. */
+static const struct config_listen *listen_missing(const struct config_listen *a, size_t na,
+						  const struct config_listen *b, size_t nb)
+{
+	for (size_t i = 0; i < na; i++) {
+		size_t j = 0;
+
+		while (j < nb && !listen_same(&a[i], &b[j]))
+			j++;
+		if (j == nb)
+			return &a[i];
+	}
+	return NULL;
+}
+
+static bool str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+bool config_restart_needed(const struct config *old, const struct config *new, char *why,
+			   size_t n)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+		const char *unset; /* what NULL means */
+	} fixed[] = {
+	    {"user", OFF(user), "none"},
+	    {"pid-file", OFF(pid_file), "none"},
+	    {"error-log", OFF(error_log), "stderr"},
+	    {"access-log", OFF(access_log), "off"},
+	};
+	const struct {
+		const char *name;
+		const struct config_listen *old, *new;
+		size_t nold, nnew;
+	} lists[] = {
+	    {"listen", old->listen, new->listen, old->nlisten, new->nlisten},
+	    {"listen-plain", old->listen_plain, new->listen_plain, old->nlisten_plain,
+	     new->nlisten_plain},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
+		const struct config_listen *gone =
+		    listen_missing(lists[i].old, lists[i].nold, lists[i].new, lists[i].nnew);
+		const struct config_listen *added =
+		    gone ? NULL : listen_missing(lists[i].new, lists[i].nnew, lists[i].old, lists[i].nold);
+
+		if (gone || added) {
+			snprintf(why, n, "listeners cannot change without a restart (%s %s %s)",
+				 lists[i].name, gone ? gone->text : added->text,
+				 gone ? "removed" : "added");
+			return true;
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++) {
+		const char *a = *FIELD(old, fixed[i].off, char *const);
+		const char *b = *FIELD(new, fixed[i].off, char *const);
+
+		if (!str_same(a, b)) {
+			snprintf(why, n, "--%s cannot change without a restart (%s -> %s)",
+				 fixed[i].name, a ? a : fixed[i].unset, b ? b : fixed[i].unset);
+			return true;
+		}
+	}
+	return false;
+}

@@ -38,7 +38,7 @@ struct config {
 	size_t nlisten_plain;
 	struct config_cert certs[CONFIG_MAX_CERTS];       /* --cert FILE --key FILE, paired in order */
 	size_t ncerts;
-	unsigned workers;                /* --workers N; 0 = online CPUs */
+	unsigned workers;                /* --workers N; 0 = one per allowed CPU */
 	char *config_file;               /* --config FILE */
 	bool check;                      /* --check: describe this machine, then exit */
 
@@ -109,6 +109,17 @@ int config_parse_file(struct config *cfg, const char *path, FILE *errfp);
 void config_defaults(struct config *cfg);
 /* Frees what cfg owns and zeroes it, so calling it twice is safe. */
 void config_free(struct config *cfg);
+
+/* Whether running with new instead of old (a SIGHUP) needs a restart: the
+ * listeners are bound, the logs and the pid file opened, and root dropped
+ * once at start, so --listen, --listen-plain (addresses, not only counts),
+ * --user, --pid-file, --error-log and --access-log cannot change in a
+ * running process. --workers is compared by the caller, which knows what 0
+ * stands for. Returns true and writes the first difference into why
+ * ("listeners cannot change without a restart (listen 127.0.0.1:8443
+ * removed)"); false when new can be applied as it is. */
+bool config_restart_needed(const struct config *old, const struct config *new, char *why,
+			   size_t n);
 
 /* Name (without "--") of the i-th option in the table, NULL past the end:
  * lets tests and shell completion walk every option. */

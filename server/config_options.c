@@ -22,7 +22,7 @@ const struct opt config_options[] = {
         "Accept plain HTTP here; repeatable, same forms as --listen.",
         .count_off = OFF(nlisten_plain)),
     OPT("workers", "N", T_UINT, G_GENERAL, OFF(workers), "0",
-        "Worker threads; 0 means one per online CPU.", .max = 1024),
+        "Worker threads; 0 means one per CPU this process may run on.", .max = 1024),
     OPT("config", "FILE", T_STRING, G_GENERAL, OFF(config_file), NULL,
         "Read options from FILE first, one \"name value\" per line; flags override it.",
         .cli_only = true),

@@ -3,18 +3,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 static int error_fd = 2;
-static int error_level = LOG_INFO;
+/* Set at start and by SIGHUP (main thread), read by every worker: atomic,
+ * so a reload may change it while workers log. */
+static atomic_int error_level = LOG_INFO;
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
 int log_open(const char *path, int level)
 {
-	error_level = level;
+	log_set_level(level);
 	if (!path || strcmp(path, "stderr") == 0) {
 		error_fd = 2;
 		return 0;
@@ -26,9 +29,14 @@ int log_open(const char *path, int level)
 	return 0;
 }
 
+void log_set_level(int level)
+{
+	atomic_store_explicit(&error_level, level, memory_order_relaxed);
+}
+
 int log_level(void)
 {
-	return error_level;
+	return atomic_load_explicit(&error_level, memory_order_relaxed);
 }
 
 static size_t timestamp(char *out, size_t n)
@@ -46,7 +54,7 @@ void log_msg(int level, const char *fmt, ...)
 	size_t len;
 	va_list ap;
 
-	if (level > error_level)
+	if (level > log_level())
 		return;
 	len = timestamp(line, sizeof(line));
 	len += (size_t)snprintf(line + len, sizeof(line) - len, " [%s] ", level_names[level]);

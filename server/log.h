@@ -8,8 +8,11 @@
 enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
 /* Opens the error log ("stderr" or a file). Set once at start, before the
- * workers exist; read-only after. 0 or -errno. */
+ * workers exist; the file stays for the life of the process. 0 or -errno. */
 int log_open(const char *path, int level);
+/* The least severe level logged: set at start and on SIGHUP, safe to change
+ * while workers log. */
+void log_set_level(int level);
 int log_level(void);
 
 __attribute__((format(printf, 2, 3))) void log_msg(int level, const char *fmt, ...);

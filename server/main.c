@@ -40,55 +40,73 @@ static void fill_tls_settings(struct server *srv)
 	t->h2 = cfg->h2;
 }
 
-/* Decides the kernel TLS policy; a refusal is a one-line reason. */
-static int choose_ktls(struct server *srv)
+/* How a failure of server_build is told: at start the bare reason; on
+ * SIGHUP (a running server to fall back to) the same reason, saying that
+ * the running configuration stays. One line either way. */
+#define KEEPING "; keeping the running configuration"
+#define build_error(cur, fmt, ...)                                                                 \
+	log_msg(LOG_ERROR, "%s" fmt "%s", (cur) ? "SIGHUP: " : "", __VA_ARGS__, (cur) ? KEEPING : "")
+
+/* Decides the kernel TLS policy; a refusal is a one-line reason. What the
+ * machine offers is probed once: a reload reuses the running server's
+ * answer, since after --user the probe could no longer load tls.ko and
+ * would wrongly say no. */
+static int choose_ktls(struct server *srv, const struct server *cur)
 {
 	const struct config *cfg = srv->cfg;
 
 	if (cfg->ktls == CONFIG_OFF || cfg->nlisten == 0)
 		return 0;
-	ktls_probe(&srv->ktls);
+	if (cur && cur->ktls_probed) {
+		srv->ktls = cur->ktls;
+	} else {
+		ktls_probe(&srv->ktls);
+	}
+	srv->ktls_probed = true;
 	if (srv->ktls.ulp && srv->ktls.openssl) {
 		srv->use_ktls = true;
 		return 0;
 	}
 	if (cfg->ktls == CONFIG_ON) {
-		log_msg(LOG_ERROR, "--ktls on: %s",
-			!srv->ktls.openssl ? "this OpenSSL was built without kernel TLS"
-					   : "the kernel has no 'tls' TCP ULP (CONFIG_TLS off, or "
-					     "tls.ko not loadable)");
+		build_error(cur, "--ktls on: %s",
+			    !srv->ktls.openssl ? "this OpenSSL was built without kernel TLS"
+					       : "the kernel has no 'tls' TCP ULP (CONFIG_TLS off, or "
+						 "tls.ko not loadable)");
 		return -ENOTSUP;
 	}
-	log_msg(LOG_INFO, "kernel TLS unavailable (%s): TLS is done in user space",
-		strerror(srv->ktls.ulp_errno));
+	if (!cur)
+		log_msg(LOG_INFO, "kernel TLS unavailable (%s): TLS is done in user space",
+			strerror(srv->ktls.ulp_errno));
 	return 0;
 }
 
-/* The read-only state workers share, from a loaded configuration. The
- * ticket master secret is carried over on reload so tickets stay valid. */
-static int server_build(struct server *srv, const struct config *cfg, const uint8_t *ticket_master)
+/* The read-only state workers share, from a loaded configuration. cur is
+ * the running server on reload (NULL at start): its ticket master secret is
+ * carried over so tickets stay valid, and its kTLS probe reused. */
+static int server_build(struct server *srv, const struct config *cfg, const struct server *cur)
 {
 	memset(srv, 0, sizeof(*srv));
 	srv->cfg = cfg;
 	srv->root_fd = -1;
 	if (cfg->nlisten > 0 && cfg->ncerts == 0) {
-		log_msg(LOG_ERROR, "--cert/--key: a TLS listener needs at least one certificate");
+		build_error(cur, "%s", "--cert/--key: a TLS listener needs at least one certificate");
 		return -EINVAL;
 	}
 	srv->root_fd = open(cfg->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (srv->root_fd < 0) {
-		log_msg(LOG_ERROR, "--root %s: %s", cfg->root, strerror(errno));
-		return -errno;
+		int e = errno;
+		build_error(cur, "--root %s: %s", cfg->root, strerror(e));
+		return -e;
 	}
 	if (mime_table_load(&srv->mime, cfg->mime_types) < 0) {
-		log_msg(LOG_ERROR, "out of memory loading MIME types");
+		build_error(cur, "%s", "out of memory loading MIME types");
 		return -ENOMEM;
 	}
-	if (choose_ktls(srv) < 0)
+	if (choose_ktls(srv, cur) < 0)
 		return -ENOTSUP;
 	fill_tls_settings(srv);
-	if (ticket_master) {
-		memcpy(srv->tls.ticket_master, ticket_master, TLS_TICKET_MASTER_LEN);
+	if (cur) {
+		memcpy(srv->tls.ticket_master, cur->tls.ticket_master, TLS_TICKET_MASTER_LEN);
 	} else if (RAND_bytes(srv->tls.ticket_master, TLS_TICKET_MASTER_LEN) != 1) {
 		log_msg(LOG_ERROR, "no randomness for session ticket keys");
 		return -EIO;
@@ -113,6 +131,15 @@ struct snapshot {
 	struct server srv;
 };
 
+static unsigned workers_wanted(const struct config *cfg)
+{
+	return cfg->workers ? cfg->workers : worker_default_count();
+}
+
+/* SIGHUP: loads the configuration again and hands it to the n workers, or
+ * refuses it as a whole with one error line and keeps the running one. What
+ * is set up once at start (listeners, workers, user, pid file, logs) cannot
+ * change: a reload that changes it is refused rather than half applied. */
 static struct snapshot *reload(int argc, char **argv, const struct server *cur,
 			       struct worker *workers, unsigned n)
 {
@@ -123,23 +150,31 @@ static struct snapshot *reload(int argc, char **argv, const struct server *cur,
 	if (!s)
 		return NULL;
 	if (config_load(&s->cfg, argc, argv, stdout, stderr) != CONFIG_RUN) {
-		log_msg(LOG_ERROR, "SIGHUP: the configuration does not load; keeping the running one");
+		log_msg(LOG_ERROR, "SIGHUP: the configuration does not load" KEEPING);
 		goto fail;
 	}
-	if (server_build(&s->srv, &s->cfg, cur->tls.ticket_master) < 0)
+	if (config_restart_needed(cur->cfg, &s->cfg, err, sizeof(err))) {
+		log_msg(LOG_ERROR, "SIGHUP: %s" KEEPING, err);
+		goto fail;
+	}
+	if (workers_wanted(&s->cfg) != n) {
+		log_msg(LOG_ERROR, "SIGHUP: --workers cannot change without a restart (%u -> %u)" KEEPING,
+			n, workers_wanted(&s->cfg));
+		goto fail;
+	}
+	if (server_build(&s->srv, &s->cfg, cur) < 0)
 		goto fail;
 	/* Try the TLS context here first, so a bad certificate is one error
 	 * line, not one per worker. */
 	if (s->cfg.nlisten > 0 && tls_server_new(&probe, &s->srv.tls, err, sizeof(err)) < 0) {
-		log_msg(LOG_ERROR, "SIGHUP: %s; keeping the running configuration", err);
+		log_msg(LOG_ERROR, "SIGHUP: %s" KEEPING, err);
 		goto fail;
 	}
 	tls_server_put(probe);
-	if (s->cfg.nlisten != cur->cfg->nlisten || s->cfg.nlisten_plain != cur->cfg->nlisten_plain)
-		log_msg(LOG_WARN, "SIGHUP: listeners cannot change without a restart; kept as they were");
 	for (unsigned i = 0; i < n; i++)
 		worker_request_reload(&workers[i], &s->srv);
 	log_msg(LOG_INFO, "SIGHUP: configuration and certificates reloaded");
+	log_set_level(s->cfg.log_level);
 	return s;
 fail:
 	server_release(&s->srv);
@@ -250,11 +285,7 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
-	n = cfg.workers;
-	if (n == 0) {
-		long online = sysconf(_SC_NPROCESSORS_ONLN);
-		n = online > 0 ? (unsigned)online : 1;
-	}
+	n = workers_wanted(&cfg);
 	size_t wsize = (sizeof(*workers) + 63) / 64 * 64;
 	workers = aligned_alloc(64, wsize * n);
 	if (!workers)

@@ -211,11 +211,24 @@ static void begin_stop(struct worker *w)
 	}
 }
 
+/* Switches new connections to next. Refuses (and keeps the running
+ * configuration) a next without TLS while this worker has a TLS listener:
+ * its connections would meet a NULL context. main refuses such a reload
+ * before it gets here; this is the worker's own guard for that invariant. */
 static void apply_reload(struct worker *w, const struct server *next)
 {
 	struct tls_server *tls = NULL;
 	char err[512];
 
+	for (size_t i = 0; i < w->nlisteners; i++) {
+		if (w->listeners[i].tls && next->cfg->nlisten == 0) {
+			log_msg(LOG_ERROR,
+				"worker %u: reload without TLS while a TLS listener is open; "
+				"keeping the running configuration",
+				w->id);
+			return;
+		}
+	}
 	if (next->cfg->nlisten > 0 && tls_server_new(&tls, &next->tls, err, sizeof(err)) < 0) {
 		log_msg(LOG_ERROR, "worker %u: reload: %s; keeping the running configuration",
 			w->id, err);
@@ -289,17 +302,57 @@ static void dispatch(struct worker *w, struct io_uring_cqe *cqe)
 	}
 }
 
+unsigned worker_default_count(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	return online > 0 ? (unsigned)online : 1;
+}
+
+/* One worker per core, pinned: its ring, its connections and their cache
+ * lines stay on that core. The cores are the ones this process may use
+ * (taskset, systemd's CPUAffinity=, a cgroup cpuset), not all the machine
+ * has: worker i takes the i-th allowed CPU, wrapping. A thread starts with
+ * the mask of the thread that made it, and the main thread is never pinned,
+ * so each worker reads the process's set here. */
+static void pin_to_cpu(struct worker *w)
+{
+	cpu_set_t allowed, one;
+	int count, nth, cpu;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0) {
+		log_msg(LOG_WARN, "worker %u: sched_getaffinity: %s; not pinned", w->id,
+			strerror(errno));
+		return;
+	}
+	count = CPU_COUNT(&allowed);
+	if (count <= 0)
+		return;
+	nth = (int)(w->id % (unsigned)count);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &allowed) && nth-- == 0)
+			break;
+	if (cpu == CPU_SETSIZE)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	int rc = pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	if (rc != 0)
+		log_msg(LOG_WARN, "worker %u: pinning to CPU %d: %s", w->id, cpu, strerror(rc));
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	cpu_set_t set;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	char name[16];
 
-	/* One worker per core, pinned: its ring, its connections and their
-	 * cache lines stay on that core. */
-	CPU_ZERO(&set);
-	CPU_SET(w->id % (unsigned)(ncpu > 0 ? ncpu : 1), &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	/* "ktlsd-w3" in top -H, ps -L and /proc/PID/task/TID/comm. */
+	snprintf(name, sizeof(name), "ktlsd-w%u", w->id);
+	pthread_setname_np(pthread_self(), name);
+	pin_to_cpu(w);
 
 	w->start_error = ring_init(&w->ring, RING_ENTRIES, &w->feat);
 	if (w->start_error == 0) {

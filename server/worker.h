@@ -27,6 +27,7 @@ struct server {
 	int root_fd;
 	struct mime_table *mime;
 	struct ktls_support ktls;
+	bool ktls_probed;            /* ktls holds a probe's answer */
 	bool use_ktls;               /* --ktls on, or auto with a kernel that has it */
 	struct tls_settings tls;
 	struct tls_cert_pair certs[CONFIG_MAX_CERTS];
@@ -99,7 +100,12 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv);
 /* Undoes worker_prepare (also a partial one) for a worker never started. */
 void worker_unprepare(struct worker *w);
 
-/* Runs the worker on its own thread. */
+/* Workers to run when --workers is 0: one per CPU this process may run on
+ * (sched_getaffinity), not one per CPU the machine has. */
+unsigned worker_default_count(void);
+
+/* Runs the worker on its own thread, pinned to one of the allowed CPUs and
+ * named "ktlsd-wID". */
 int worker_start(struct worker *w);
 
 /* Asks the worker to stop accepting and finish (from the main thread). */

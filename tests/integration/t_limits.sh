@@ -107,7 +107,10 @@ fetch alive /a.txt
 expect_eq "server still answers after the bad requests" "$STATUS" 200
 stop_ktlsd
 
-# Small limits and 1-second timeouts given as flags.
+# Small limits and 1-second timeouts given as flags. Each timeout check
+# allows 8 s: below the defaults (10 s for the handshake and the head, 60 s
+# idle or stalled), so it proves the flag took effect, yet a loaded machine
+# that is slow to close does not fail it.
 start_ktlsd --max-uri 200 --max-header-size 2048 --max-headers 10 \
 	--handshake-timeout 1 --header-timeout 1 --idle-timeout 1 --send-timeout 1 || return 0
 fetch uri_ok2 "/$(rep a 150)"
@@ -122,29 +125,32 @@ raw "send=GET / HTTP/1.1\\r\\n${hostl}$(headers 15)\\r\\n" resp
 expect_eq "--max-headers 10: 16 headers: 431" "$(status_of)" 431
 
 # --header-timeout 1: half a request line, then nothing.
-raw 'send=GET /a.txt HT' close=8
-expect_closed_within "--header-timeout 1: silent half request closed within 4 s" 4.5
+raw 'send=GET /a.txt HT' close=15
+expect_closed_within "--header-timeout 1: silent half request closed within 8 s" 8
 # ... and a client that keeps dribbling bytes (slowloris) is closed as well.
 raw "drip=GET /$(rep a 15)"
-expect_closed_within "--header-timeout 1: slowloris closed within 4 s" 4.5
+expect_closed_within "--header-timeout 1: slowloris closed within 8 s" 8
 
 # --handshake-timeout 1: a TCP connection that never starts TLS, and one that
 # stops after a TLS record header.
-RAW_OUT=$(timeout 30 "$PY" "$LIBPY" raw --plain "$PORT" close=8 2>&1)
-expect_closed_within "--handshake-timeout 1: silent TCP connection closed within 4 s" 4.5
-RAW_OUT=$(timeout 30 "$PY" "$LIBPY" raw --plain "$PORT" 'send=\x16\x03\x01\x02\x00\x01' close=8 2>&1)
-expect_closed_within "--handshake-timeout 1: half ClientHello closed within 4 s" 4.5
+RAW_OUT=$(timeout 30 "$PY" "$LIBPY" raw --plain "$PORT" close=15 2>&1)
+expect_closed_within "--handshake-timeout 1: silent TCP connection closed within 8 s" 8
+RAW_OUT=$(timeout 30 "$PY" "$LIBPY" raw --plain "$PORT" 'send=\x16\x03\x01\x02\x00\x01' close=15 2>&1)
+expect_closed_within "--handshake-timeout 1: half ClientHello closed within 8 s" 8
 
 # --idle-timeout 1: a keep-alive connection with nothing more to say.
-raw "send=GET /a.txt HTTP/1.1\\r\\n${hostl}\\r\\n" resp close=8
+raw "send=GET /a.txt HTTP/1.1\\r\\n${hostl}\\r\\n" resp close=15
 expect_match "--idle-timeout 1: first the response" "$RAW_OUT" '^RESP 200 '
-expect_closed_within "--idle-timeout 1: idle keep-alive closed within 4 s" 4.5
+expect_closed_within "--idle-timeout 1: idle keep-alive closed within 8 s" 8
 
 # --send-timeout 1: a client that stops reading a 32 MiB body is dropped; when
 # it reads again it gets what was buffered, then the close, not the whole file.
-raw "send=GET /big.bin HTTP/1.1\\r\\n${hostl}\\r\\n" sleep=4 close=5
+# What is buffered (socket buffers, several MB) takes a while to drain on a
+# loaded machine: the proof is the close before the whole file, not how fast
+# the client reads, so the deadline is generous.
+raw "send=GET /big.bin HTTP/1.1\\r\\n${hostl}\\r\\n" sleep=4 close=60
 extra=$(printf '%s\n' "$RAW_OUT" | sed -n 's/^EXTRA //p')
-expect_closed_within "--send-timeout 1: stalled reader closed" 5
+expect_closed_within "--send-timeout 1: the server closes the stalled reader" 60
 if [ "${extra:-0}" -lt $((32 << 20)) ]; then
 	pass "--send-timeout 1: stalled reader did not get the whole file"
 else

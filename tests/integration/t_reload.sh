@@ -56,6 +56,112 @@ if launch --config "$T/reload/ktlsd.conf"; then
 	stop_ktlsd
 fi
 
+# What a SIGHUP may change, and what it may not. Listeners are bound once at
+# start (and root may be gone by the time of a reload), so a reload that
+# changes them, or anything else fixed at start (workers, user, pid-file,
+# error-log, access-log), is refused as a whole with one error line, and the
+# running configuration keeps serving. Everything else is applied.
+mkdir -p "$T/reload/root2"
+echo ROOT-TWO >"$T/reload/root2/which.txt"
+PORT=$(freeport)
+PPORT=$(freeport)
+ops_conf=(
+	"root $FIX/root"
+	"listen 127.0.0.1:$PORT"
+	"listen-plain 127.0.0.1:$PPORT"
+	"cert $FIX/ec.pem"
+	"key $FIX/ec.key"
+	"workers 2"
+)
+
+# tls_status PATH / plain_status PATH: the status of a GET on each listener
+# (000: no answer).
+tls_status() {
+	curl -sk --max-time 10 --http1.1 -o /dev/null -w '%{http_code}' "https://127.0.0.1:$PORT$1"
+}
+plain_status() {
+	curl -s --max-time 10 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PPORT$1"
+}
+
+# hup SKIP-RE LINE...: rewrite the config file as ops_conf without the lines
+# matching SKIP-RE ('^$' keeps them all), plus LINE..., then SIGHUP. Waits
+# for the reload's outcome and sets HUP_LOG to every line the server logged
+# since (one per line, "|"-joined).
+hup() {
+	local skip=$1 start
+	shift
+	{ printf '%s\n' "${ops_conf[@]}" | grep -Ev -- "$skip"; printf '%s\n' "$@"; } >"$T/reload/ops.conf"
+	start=$(($(grep -c '' "$KTLSD_LOG") + 1))
+	kill -HUP "$KTLSD_PID"
+	wait_until 10 sh -c 'tail -n +"$2" "$1" | grep -q SIGHUP' sh "$KTLSD_LOG" "$start"
+	sleep 0.3 # a worker's own complaint would come just after
+	HUP_LOG=$(tail -n +"$start" "$KTLSD_LOG" | tr '\n' '|')
+}
+
+# expect_refused NAME ERE: the last reload logged exactly one line, an error
+# matching ERE that says the running configuration stays; both listeners
+# still serve and the server runs.
+expect_refused() {
+	expect_match "$1: one error line" "$HUP_LOG" \
+		"^[^|]*\\[error\\] SIGHUP: [^|]*$2[^|]*; keeping the running configuration\\|\$"
+	expect_eq "$1: HTTPS still served" "$(tls_status /a.txt)" 200
+	expect_eq "$1: plain HTTP still served" "$(plain_status /a.txt)" 200
+	check "$1: the server still runs" kill -0 "$KTLSD_PID"
+	kill -0 "$KTLSD_PID" 2>/dev/null
+}
+
+# ops_checks: the reloads above, in turn; stops at the first that kills the
+# server (each later check would only repeat that failure).
+ops_checks() {
+	hup '^listen 127'
+	expect_refused "listen removed (listen-plain kept)" \
+		"listeners cannot change without a restart \\(listen 127\\.0\\.0\\.1:$PORT removed\\)" || return
+	# A second client, on a fresh connection to each worker's socket.
+	expect_eq "listen removed: HTTPS still served, again" "$(tls_status /b.txt)" 200
+
+	NPORT=$(freeport)
+	hup '^listen-plain' "listen-plain 127.0.0.1:$NPORT"
+	expect_refused "listen-plain moved to another port" \
+		"listeners cannot change without a restart \\(listen-plain 127\\.0\\.0\\.1:$PPORT removed" || return
+	hup '^listen 127' "listen 127.0.0.2:$PORT"
+	expect_refused "listen moved to another address" \
+		"listeners cannot change without a restart \\(listen 127\\.0\\.0\\.1:$PORT removed" || return
+	hup '^workers' "workers 3"
+	expect_refused "workers 2 -> 3" "--workers cannot change without a restart \\(2 -> 3\\)" || return
+	hup '^$' "user nobody"
+	expect_refused "user set" "--user cannot change without a restart" || return
+	hup '^$' "pid-file $T/reload/new.pid"
+	expect_refused "pid-file set" "--pid-file cannot change without a restart" || return
+	hup '^$' "error-log $T/reload/new-error.log"
+	expect_refused "error-log moved" "--error-log cannot change without a restart" || return
+	hup '^$' "access-log $T/reload/new-access.log"
+	expect_refused "access-log set" "--access-log cannot change without a restart" || return
+	hup '^(cert|key) '
+	expect_refused "certificates removed, TLS listener kept" \
+		"a TLS listener needs at least one certificate" || return
+	hup '^root' "root $T/reload/no-such-root"
+	expect_refused "root that does not exist" "--root $T/reload/no-such-root: No such file" || return
+	if grep -q "kernel TLS unavailable" "$KTLSD_LOG"; then
+		hup '^$' "ktls on"
+		expect_refused "ktls on, on a kernel without kTLS" "--ktls on: " || return
+	fi
+
+	# What may change is applied, to new connections.
+	hup '^root' "root $T/reload/root2" "h2 off" "max-connections 5"
+	expect_match "root, h2, max-connections changed: reloaded" "$HUP_LOG" \
+		'^[^|]*SIGHUP: configuration and certificates reloaded\|$'
+	expect_eq "... the new root is served" \
+		"$(curl -sk --max-time 10 "https://127.0.0.1:$PORT/which.txt")" ROOT-TWO
+	expect_eq "... h2 off: ALPN no longer offers h2" \
+		"$(curl -sk --max-time 10 --http2 -o /dev/null -w '%{http_version}' "https://127.0.0.1:$PORT/which.txt")" 1.1
+}
+
+printf '%s\n' "${ops_conf[@]}" >"$T/reload/ops.conf"
+if launch --config "$T/reload/ops.conf"; then
+	ops_checks
+	stop_ktlsd
+fi
+
 # --user: bind a privileged port as root, then run as nobody.
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
 	PORT=$(( 600 + RANDOM % 300 ))
