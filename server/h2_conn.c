@@ -205,9 +205,11 @@ static bool owes(const struct conn *c)
 
 /* The deadline comes from three clocks, none of which the client can wind
  * by sending (PING, SETTINGS, WINDOW_UPDATE of 0, a byte of a frame):
- *  - while we owe bytes: --send-timeout from the later of the last byte
- *    the socket accepted and the moment we began to owe (a reader that
- *    stopped, a window held at zero);
+ *  - while we owe bytes: --send-timeout from the moment responses last
+ *    moved, the earlier of two: response bytes last went into a batch (a
+ *    window held at zero stops that, PING ACKs do not count), and, with a
+ *    send in flight, the socket last accepted bytes (a reader that stopped);
+ *    neither earlier than the moment we began to owe;
  *  - otherwise: --idle-timeout from the last completed stream;
  *  - and while a header block is unfinished: --header-timeout from its
  *    first byte. */
@@ -223,10 +225,13 @@ static void update_deadline(struct conn *c)
 	if (owed && !hs->owed)
 		hs->owed_since_ms = c->w->now_ms;
 	hs->owed = owed;
-	if (owed)
-		d = (hs->owed_since_ms > c->sent_ms ? hs->owed_since_ms : c->sent_ms) +
-		    cfg->send_timeout_ms;
-	else
+	if (owed) {
+		uint64_t moved = hs->packed_ms > hs->owed_since_ms ? hs->packed_ms : hs->owed_since_ms;
+		uint64_t sent = c->sent_ms > hs->owed_since_ms ? c->sent_ms : hs->owed_since_ms;
+		if ((c->send_posted || c->splice_posted) && sent < moved)
+			moved = sent;
+		d = moved + cfg->send_timeout_ms;
+	} else
 		d = hs->idle_since_ms + cfg->idle_timeout_ms;
 	if (hs->header_block_ms && hs->header_block_ms + cfg->header_timeout_ms < d)
 		d = hs->header_block_ms + cfg->header_timeout_ms;

@@ -244,6 +244,7 @@ static int send_data_cb(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t
 	hs->out_len += length;
 	s->bytes_out += FRAME_HEADER + length;
 	s->pend = PEND_NONE;
+	hs->packed_ms = hs->c->w->now_ms;
 	return 0;
 }
 
@@ -317,6 +318,8 @@ static int frame_send_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *
 		struct h2_stream *s = nghttp2_session_get_stream_user_data(ng, frame->hd.stream_id);
 		if (!s || !s->reset_ours)
 			reset_charge(hs);
+	} else if (frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) {
+		hs->packed_ms = hs->c->w->now_ms; /* a response moved (see the send timeout) */
 	}
 	return 0;
 }

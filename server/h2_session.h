@@ -124,6 +124,7 @@ struct h2_session {
 	uint64_t header_block_ms;        /* first byte of an unfinished header block, or 0 */
 	uint64_t idle_since_ms;          /* the last stream completed (or the session began) */
 	uint64_t owed_since_ms;          /* we began to owe bytes, with none owed before */
+	uint64_t packed_ms;              /* response bytes last went into a batch */
 	bool owed;
 
 	unsigned requests;               /* streams answered, for --keepalive-requests */

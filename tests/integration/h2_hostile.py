@@ -3,12 +3,12 @@
 t_h2_limits.sh. Frames come from h2_client.py. Each subcommand prints one
 result per line; every wait is bounded.
 
-  stall PORT SERVER_PID PATH MODE SECS
+  stall PORT SERVER_PID PATH MODE INPUT SECS
       Requests PATH and stops reading: MODE "full" keeps the windows open
       (the socket fills), "zero" offers a zero window. Then keeps sending
-      input that says nothing of its reading (PINGs, and now and then one
-      byte of a frame that never completes) while watching SERVER_PID's
-      open files. Prints "CLOSED secs" once the server has let go of the
+      input that says nothing of its reading, every half second: a PING
+      (INPUT "ping") or one byte of a stream of PING frames ("bytes"),
+      while watching SERVER_PID's open files. Prints "CLOSED secs" once the server has let go of the
       connection (its fd count is back where it was before we connected),
       or "OPEN" after SECS; then drains what the socket holds: "GOT n of m"
       (body bytes of Content-Length).
@@ -89,7 +89,8 @@ def drain_body(conn, secs):
 
 
 def stall(argv):
-    port, pid, path, mode, secs = int(argv[0]), int(argv[1]), argv[2], argv[3], float(argv[4])
+    port, pid, path, mode, kind = int(argv[0]), int(argv[1]), argv[2], argv[3], argv[4]
+    secs = float(argv[5])
     before = open_fds(pid)
     conn = Conn(port)
     window = 0 if mode == "zero" else 2**31 - 1
@@ -97,6 +98,22 @@ def stall(argv):
     if window:
         out += window_update(0, window - 65535)
     conn.send(PREFACE + out + request(conn, 1, path))
+    # Settle the SETTINGS exchange (our ACK must not split a PING we send a
+    # byte at a time), without reading the body: a zero window sends none,
+    # and a full socket stays full.
+    length = None
+    if mode == "zero":
+        deadline = time.monotonic() + 0.5
+        try:
+            while True:
+                ftype, flags, sid, payload = conn.next_frame(deadline)
+                if sid == 1 and ftype == HEADERS:
+                    length = header_block(conn, flags, payload, deadline).get("content-length")
+        except (socket.timeout, Closed, OSError):
+            pass
+    else:
+        time.sleep(0.5)
+        conn.send(settings(ack=True))
     start = time.monotonic()
     closed = None
     n = 0
@@ -106,16 +123,15 @@ def stall(argv):
             closed = time.monotonic() - start
             break
         n += 1
+        ping = frame(PING, 0, 0, struct.pack(">Q", n // 17))
         try:
-            # Input that proves nothing about our reading: a PING, and
-            # every third time one byte of a frame that never completes.
-            conn.send(frame(PING, 0, 0, struct.pack(">Q", n)) if n % 3 else b"\x00")
+            conn.send(ping if kind == "ping" else ping[(n - 1) % 17:(n - 1) % 17 + 1])
         except OSError:
             pass
     print("CLOSED %.2f" % closed if closed is not None else "OPEN")
     conn.sock.settimeout(5)
-    got, length = drain_body(conn, 20)
-    print("GOT %d of %s" % (got, length))
+    got, drained_length = drain_body(conn, 20)
+    print("GOT %d of %s" % (got, length or drained_length))
     return 0
 
 

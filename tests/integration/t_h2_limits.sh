@@ -47,16 +47,18 @@ closed_after() {
 start_ktlsd --root "$root" --send-timeout 2 --idle-timeout 2 --header-timeout 2 || return 0
 
 # A reader that stopped, with a full socket or zero windows, keeps sending
-# PINGs and stray bytes: the send timeout still ends it.
+# PINGs or the bytes of PINGs one at a time: the send timeout still ends it.
 for mode in full zero; do
-	hh stall "$PORT" "$KTLSD_PID" /big.bin "$mode" 40
-	closed_after "--send-timeout 2, $mode: a stalled reader that sends PINGs is closed" 1.5 40
-	got=$(printf '%s\n' "$OUT" | sed -n 's/.*GOT \([0-9]*\) of \([0-9]*\).*/\1 \2/p')
-	if [ -n "$got" ] && [ "${got% *}" -lt "${got#* }" ]; then
-		pass "--send-timeout 2, $mode: ... before the whole file was served ($got)"
-	else
-		fail "--send-timeout 2, $mode: ... before the whole file was served" "$OUT"
-	fi
+	for input in ping bytes; do
+		hh stall "$PORT" "$KTLSD_PID" /big.bin "$mode" "$input" 40
+		closed_after "--send-timeout 2, $mode socket, $input: a stalled reader is closed" 1 40
+		got=$(printf '%s\n' "$OUT" | sed -n 's/.*GOT \([0-9]*\) of \([0-9]*\).*/\1 \2/p')
+		if [ -n "$got" ] && [ "${got% *}" -lt "${got#* }" ]; then
+			pass "... before the whole file was served ($got)"
+		else
+			fail "... before the whole file was served" "$OUT"
+		fi
+	done
 done
 
 # --idle-timeout runs from the last completed stream: PINGs and partial
