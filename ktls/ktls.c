@@ -5,11 +5,11 @@
 #include <linux/tls.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
 #include <openssl/ssl.h>
 
 #ifndef SOL_TLS
@@ -21,112 +21,70 @@
 
 const char *const ktls_cipher_names[3] = {"AES-128-GCM", "AES-256-GCM", "CHACHA20-POLY1305"};
 
-/* Mirror of OpenSSL 3.0's internal struct tls_crypto_info_all (include/
- * internal/ktls.h): the union of the kernel's crypto_info structs, then the
- * length to pass to setsockopt. Only the length's position matters to us. */
-struct ossl_ktls_crypto_info {
-	union {
-		struct tls12_crypto_info_aes_gcm_128 gcm128;
-		struct tls12_crypto_info_aes_gcm_256 gcm256;
-		struct tls12_crypto_info_aes_ccm_128 ccm128;
-		struct tls12_crypto_info_chacha20_poly1305 chacha20poly1305;
-	};
-	size_t tls_crypto_info_len;
-};
-
-int ktls_flush_wire(struct tls_wire *w)
+/* The length of the kernel's crypto_info for a cipher. OpenSSL hands us
+ * its own struct, which starts with the kernel's union (version, then
+ * cipher_type) and ends with a length whose position depends on the kernel
+ * headers OpenSSL was built with: compute the length from the cipher
+ * instead of mirroring that struct. */
+static unsigned crypto_info_len(unsigned short cipher)
 {
-	size_t off = 0;
-	int rc = 0;
-
-	while (off < w->tx_len) {
-		ssize_t n = send(w->fd, w->tx + off, w->tx_len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n > 0) {
-			off += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			/* The socket buffer is empty at this point of a handshake,
-			 * so this only waits on a pathological peer; bounded. */
-			struct pollfd pfd = {.fd = w->fd, .events = POLLOUT};
-			if (poll(&pfd, 1, 2000) > 0)
-				continue;
-		}
-		rc = -(n < 0 ? errno : EPIPE);
-		break;
+	switch (cipher) {
+	case TLS_CIPHER_AES_GCM_128:
+		return sizeof(struct tls12_crypto_info_aes_gcm_128);
+	case TLS_CIPHER_AES_GCM_256:
+		return sizeof(struct tls12_crypto_info_aes_gcm_256);
+	case TLS_CIPHER_AES_CCM_128:
+		return sizeof(struct tls12_crypto_info_aes_ccm_128);
+	case TLS_CIPHER_CHACHA20_POLY1305:
+		return sizeof(struct tls12_crypto_info_chacha20_poly1305);
+	default:
+		return 0;
 	}
-	memmove(w->tx, w->tx + off, w->tx_len - off);
-	w->tx_len -= off;
-	return rc;
 }
 
-int ktls_enable_tx(struct tls_wire *w, const void *openssl_crypto_info)
+int ktls_prepare_tx(struct tls_wire *w, const void *openssl_crypto_info)
 {
-	const struct ossl_ktls_crypto_info *ci = openssl_crypto_info;
+	struct tls_crypto_info head;
+	unsigned len;
 
-	if (!w->ktls_allowed || w->tx_len != 0 || w->tx_busy)
+	if (!w->ktls_allowed || w->ktls_tx)
 		return -EAGAIN;
+	memcpy(&head, openssl_crypto_info, sizeof(head));
+	len = crypto_info_len(head.cipher_type);
+	if (len == 0 || len > sizeof(w->keys.info)) {
+		w->ktls_error = EOPNOTSUPP;
+		return -EOPNOTSUPP;
+	}
+	/* The ULP now (no bytes move): if the kernel refuses it, OpenSSL
+	 * simply goes on in user space. */
 	if (setsockopt(w->fd, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) < 0 && errno != EEXIST) {
 		w->ktls_error = errno;
 		return -errno;
 	}
-	if (setsockopt(w->fd, SOL_TLS, TLS_TX, ci, (socklen_t)ci->tls_crypto_info_len) < 0) {
-		/* The ULP stays attached without TX keys: the socket goes on as
-		 * plain TCP, and OpenSSL keeps encrypting in user space. */
-		w->ktls_error = errno;
-		return -errno;
-	}
+	memcpy(w->keys.info.bytes, openssl_crypto_info, len);
+	w->keys.len = len;
+	w->switch_at = w->tx_len;
+	w->switch_pending = true;
 	w->ktls_tx = true;
 	return 0;
+}
+
+int ktls_switch_tx(struct tls_wire *w)
+{
+	int rc = 0;
+
+	if (setsockopt(w->fd, SOL_TLS, TLS_TX, w->keys.info.bytes, w->keys.len) < 0) {
+		w->ktls_error = errno;
+		rc = -errno;
+	}
+	OPENSSL_cleanse(&w->keys, sizeof(w->keys));
+	w->switch_pending = false;
+	return rc;
 }
 
 void ktls_set_ctrl_record_type(struct tls_wire *w, int type)
 {
 	w->ctrl_record_type = type;
-}
-
-int ktls_send_ctrl_record(struct tls_wire *w, const char *buf, int len)
-{
-	unsigned char type = (unsigned char)(w->ctrl_record_type ? w->ctrl_record_type : 23);
-
-	/* After a client KeyUpdate, OpenSSL 3.0 answers with its own and moves
-	 * to new write keys, but the kernel keeps the old ones and cannot be
-	 * re-keyed. Sending that KeyUpdate would make the client expect new
-	 * keys and reject everything after it; holding it back keeps the old
-	 * keys valid for both sides until we close (with close_notify). */
-	if (w->key_update_seen && type == 22)
-		return len;
-	char cbuf[CMSG_SPACE(sizeof(type))];
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = (size_t)len};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-
-	memset(cbuf, 0, sizeof(cbuf));
-	msg.msg_control = cbuf;
-	msg.msg_controllen = sizeof(cbuf);
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_TLS;
-	c->cmsg_type = TLS_SET_RECORD_TYPE;
-	c->cmsg_len = CMSG_LEN(sizeof(type));
-	memcpy(CMSG_DATA(c), &type, sizeof(type));
-
-	/* Rare and small (a session ticket after the handshake, an alert,
-	 * close_notify), and only with no ring send in flight, so the socket
-	 * has room; a peer that reads nothing costs at most a short wait. */
-	for (int tries = 0; tries < 10; tries++) {
-		ssize_t n = sendmsg(w->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n >= 0)
-			return (int)n;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			return -errno;
-		struct pollfd pfd = {.fd = w->fd, .events = POLLOUT};
-		if (poll(&pfd, 1, 10) < 0)
-			return -errno;
-	}
-	return -EAGAIN;
 }
 
 /* A connected loopback TCP pair; the ULP can only attach to an established socket. */

@@ -15,12 +15,22 @@
 
 #include "ktls/tls_bio.h"
 
-/* Called from the BIO. All run synchronously on the socket: they happen once
- * per connection (switch) or for rare non-data records, never per byte. */
-int ktls_flush_wire(struct tls_wire *w);
-int ktls_enable_tx(struct tls_wire *w, const void *openssl_crypto_info);
+/* Records after the switch are sent by the transport as control messages
+ * of this level and type (linux/tls.h), the record type as data. */
+#define KTLS_SOL_TLS 282
+#define KTLS_SET_RECORD_TYPE 1
+
+/* Called from the BIO when OpenSSL switches TX to the kernel: attaches the
+ * "tls" ULP (no bytes move) and keeps the keys; the switch itself waits
+ * until what OpenSSL sealed before it has left (w->switch_at). 0, or
+ * -errno: OpenSSL then stays in user space. */
+int ktls_prepare_tx(struct tls_wire *w, const void *openssl_crypto_info);
+
+/* Programs the kernel's TX keys (the transport calls it once tx[0,
+ * switch_at) is on the socket) and wipes them from memory. 0 or -errno. */
+int ktls_switch_tx(struct tls_wire *w);
+
 void ktls_set_ctrl_record_type(struct tls_wire *w, int type);
-int ktls_send_ctrl_record(struct tls_wire *w, const char *buf, int len);
 
 struct ktls_support {
 	bool ulp;            /* the kernel has the "tls" TCP ULP (loaded or loadable) */

@@ -26,12 +26,74 @@ int tls_wire_reserve(struct tls_wire *w, size_t len)
 	size_t cap = w->tx_cap ? w->tx_cap : 16384;
 	while (cap - w->tx_len < len)
 		cap *= 2;
-	char *p = realloc(w->tx, cap);
-	if (!p)
-		return -ENOMEM;
+	char *p;
+	if (w->tx_alloc) {
+		p = w->tx_alloc(w->alloc_ctx, cap, &cap);
+		if (!p)
+			return -ENOMEM;
+		if (w->tx_len)
+			memcpy(p, w->tx, w->tx_len);
+		if (w->tx)
+			w->tx_free(w->alloc_ctx, w->tx, w->tx_cap);
+	} else {
+		p = realloc(w->tx, cap);
+		if (!p)
+			return -ENOMEM;
+	}
 	w->tx = p;
 	w->tx_cap = cap;
 	return 0;
+}
+
+void tls_wire_release_tx(struct tls_wire *w)
+{
+	if (w->tx) {
+		if (w->tx_free)
+			w->tx_free(w->alloc_ctx, w->tx, w->tx_cap);
+		else
+			free(w->tx);
+	}
+	w->tx = NULL;
+	w->tx_cap = w->tx_len = 0;
+}
+
+void tls_wire_free_ctrl(struct tls_wire *w)
+{
+	while (w->ctrl) {
+		struct tls_ctrl_record *r = w->ctrl;
+		w->ctrl = r->next;
+		free(r);
+	}
+	w->ctrl_tail = NULL;
+}
+
+/* After the switch, OpenSSL writes only non-data records here (flagged by
+ * the control-message ctrl): queue them in order behind what tx holds. */
+static int queue_ctrl_record(struct tls_wire *w, const char *in, int inl)
+{
+	unsigned char type = (unsigned char)(w->ctrl_record_type ? w->ctrl_record_type : 23);
+
+	/* After a client KeyUpdate, OpenSSL 3.0 answers with its own and moves
+	 * to new write keys, but the kernel keeps the old ones and cannot be
+	 * re-keyed. Sending that KeyUpdate would make the client expect new
+	 * keys and reject everything after it; holding it back keeps the old
+	 * keys valid for both sides until we close (with close_notify). */
+	if (w->key_update_seen && type == 22)
+		return inl;
+	struct tls_ctrl_record *r = malloc(sizeof(*r) + (size_t)inl);
+	if (!r)
+		return -1;
+	r->next = NULL;
+	r->at = w->tx_len;
+	r->type = type;
+	r->len = (size_t)inl;
+	memcpy(r->data, in, (size_t)inl);
+	if (w->ctrl_tail)
+		w->ctrl_tail->next = r;
+	else
+		w->ctrl = r;
+	w->ctrl_tail = r;
+	return inl;
 }
 
 int tls_wire_append(struct tls_wire *w, const void *data, size_t len)
@@ -67,18 +129,8 @@ static int bio_write(BIO *b, const char *in, int inl)
 	struct tls_wire *w = BIO_get_data(b);
 
 	BIO_clear_retry_flags(b);
-	if (w->ktls_tx) {
-		/* After the switch OpenSSL writes only non-data records here
-		 * (alerts, TLS 1.3 session tickets), flagged by the control
-		 * message ctrl: they must reach the kernel with their type. */
-		int n = ktls_send_ctrl_record(w, in, inl);
-		if (n < 0) {
-			if (n == -EAGAIN)
-				BIO_set_retry_write(b);
-			return -1;
-		}
-		return n;
-	}
+	if (w->ktls_tx)
+		return queue_ctrl_record(w, in, inl);
 	if (tls_wire_append(w, in, (size_t)inl) < 0)
 		return -1;
 	return inl;
@@ -90,12 +142,11 @@ static long bio_ctrl(BIO *b, int cmd, long num, void *ptr)
 
 	switch (cmd) {
 	case BIO_CTRL_FLUSH:
-		/* OpenSSL flushes before switching to kernel TLS: ciphertext it
-		 * produced under the old keys must be on the wire before the
-		 * kernel takes over, and only a synchronous send can promise
-		 * that (the ring send would land after the setsockopt). */
-		if (w->ktls_allowed && !w->ktls_tx)
-			return ktls_flush_wire(w) == 0 ? 1 : 0;
+		/* OpenSSL flushes before switching to kernel TLS, so that what
+		 * it sealed under the old keys leaves first. No synchronous send
+		 * on a worker: the switch waits in the queue behind those bytes
+		 * (switch_at) and the transport programs the kernel when they
+		 * have left. */
 		return 1;
 	case BIO_CTRL_PENDING:
 		return (long)(w->rx_end - w->rx_start);
@@ -108,7 +159,7 @@ static long bio_ctrl(BIO *b, int cmd, long num, void *ptr)
 	case TLS_BIO_CTRL_SET_KTLS:
 		if (!num) /* RX: refused, OpenSSL goes on decrypting in user space */
 			return 0;
-		return ktls_enable_tx(w, ptr) == 0;
+		return ktls_prepare_tx(w, ptr) == 0;
 	case TLS_BIO_CTRL_SET_KTLS_TX_SEND_CTRL_MSG:
 		ktls_set_ctrl_record_type(w, (int)num);
 		return 1;

@@ -13,6 +13,28 @@
 
 #include <openssl/bio.h>
 
+/* A record OpenSSL wrote after the switch to kernel TLS that is not
+ * application data (a session ticket, an alert, close_notify): it must reach
+ * the kernel as a control message with its record type, after the first
+ * `at` bytes of tx. The transport sends it (a ring sendmsg) and frees it. */
+struct tls_ctrl_record {
+	struct tls_ctrl_record *next;
+	size_t at;
+	unsigned char type;
+	size_t len;
+	char data[];
+};
+
+/* The kernel's TX key material for setsockopt(SOL_TLS, TLS_TX), with its
+ * length computed from the cipher. */
+struct tls_ktls_keys {
+	union {
+		unsigned char bytes[64];
+		unsigned short version_and_cipher[2];
+	} info;
+	unsigned len;
+};
+
 /* Memory is owned by the connection; the BIO only borrows it. */
 struct tls_wire {
 	char *rx;            /* received bytes not yet consumed: rx[rx_start, rx_end) */
@@ -27,7 +49,24 @@ struct tls_wire {
 	bool eof;            /* the peer closed its side: reads report EOF, not retry */
 	int ctrl_record_type; /* under kTLS: the next write is this non-data record type */
 	bool key_update_seen; /* the client sent a TLS 1.3 KeyUpdate */
+
+	/* The switch to kernel TLS, without a synchronous send: OpenSSL is
+	 * told kTLS is on at once, and the transport programs the kernel when
+	 * the ciphertext before the switch, tx[0, switch_at), has left. */
+	bool switch_pending;
+	size_t switch_at;
+	struct tls_ktls_keys keys;
+	struct tls_ctrl_record *ctrl, *ctrl_tail;
+
+	/* Where tx comes from (the worker's buffer pool); NULL: malloc. */
+	void *(*tx_alloc)(void *ctx, size_t want, size_t *cap);
+	void (*tx_free)(void *ctx, void *buf, size_t cap);
+	void *alloc_ctx;
 };
+
+/* Frees tx (tx_len must be 0) and any queued control record. */
+void tls_wire_release_tx(struct tls_wire *w);
+void tls_wire_free_ctrl(struct tls_wire *w);
 
 /* Appends len bytes to tx, growing it. 0 or -ENOMEM. Used by the BIO and by
  * the server for plaintext (plain HTTP, or after the switch to kTLS). */

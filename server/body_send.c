@@ -1,15 +1,14 @@
 #include "server/body_send.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
-#include "ktls/tls.h"
 #include "server/conn.h"
 #include "server/log.h"
+#include "server/sock.h"
 #include "server/worker.h"
 
 /* Copy path: one file read and one send move this much, and with user-space
@@ -17,10 +16,6 @@
 #define CHUNK (128 * 1024)
 /* Do not post a file read into less room than this: send what we have. */
 #define MIN_READ (16 * 1024)
-/* Splice path: bytes per splice pair, as large as the pipe allows. 1 MiB
- * keeps each ring operation bounded (nginx caps a sendfile call at 2 MiB so
- * that one fast client cannot starve the others of its worker). */
-#define PIPE_SIZE (1024 * 1024)
 /* Room kept in the send buffer for multipart framing on the splice path. */
 #define FRAME_ROOM 512
 
@@ -29,66 +24,18 @@ static void fail(struct conn *c, const char *why)
 	conn_abort(c, why);
 }
 
-/* Where response bytes are produced: plaintext waiting for user-space
- * encryption, or straight into the send buffer when the kernel encrypts
- * (kTLS) or nothing does (plain HTTP). */
-static int producer(struct conn *c, char **base, size_t **len, size_t *cap, size_t want)
-{
-	if (conn_user_tls(c)) {
-		if (!c->stage) {
-			c->stage = malloc(CHUNK);
-			if (!c->stage)
-				return -ENOMEM;
-			c->stage_cap = CHUNK;
-		}
-		*base = c->stage;
-		*len = &c->stage_len;
-		*cap = c->stage_cap;
-		return 0;
-	}
-	if (c->send_posted)
-		return -EBUSY;
-	if (want && tls_wire_reserve(&c->wire, want) < 0)
-		return -ENOMEM;
-	*base = c->wire.tx;
-	*len = &c->wire.tx_len;
-	*cap = c->wire.tx_cap;
-	return 0;
-}
-
 char *conn_out_reserve(struct conn *c, size_t need)
 {
-	char *base;
-	size_t *len, cap;
-	if (conn_user_tls(c) && need > CHUNK)
-		return NULL;
-	if (producer(c, &base, &len, &cap, need) < 0 || cap - *len < need)
-		return NULL;
-	return base + *len;
+	size_t room;
+	return sock_out_reserve(c->sock, need, &room);
 }
 
 void conn_out_commit(struct conn *c, size_t n)
 {
-	char *base;
-	size_t *len, cap;
-	if (producer(c, &base, &len, &cap, 0) == 0)
-		*len += n;
+	sock_out_commit(c->sock, n);
 }
 
-int body_send_open_pipe(struct conn *c)
-{
-	if (c->pipe[0] >= 0)
-		return 0;
-	if (pipe2(c->pipe, O_CLOEXEC) < 0)
-		return -errno;
-	/* A larger pipe means fewer splices per MiB. Unprivileged users may be
-	 * over their pipe-buffer quota; the default 64 KiB still works. */
-	int sz = fcntl(c->pipe[1], F_SETPIPE_SZ, PIPE_SIZE);
-	if (sz < 0)
-		sz = fcntl(c->pipe[1], F_GETPIPE_SZ);
-	c->pipe_size = sz > 0 ? (size_t)sz : 65536;
-	return 0;
-}
+static void read_done(struct ring_op *op, int res, uint32_t flags);
 
 void body_send_start(struct conn *c, int fd)
 {
@@ -96,9 +43,9 @@ void body_send_start(struct conn *c, int fd)
 	const struct server *srv = c->w->srv;
 
 	r->file_fd = fd;
+	r->read_op.complete = read_done;
 	r->path = BODY_PATH_COPY;
-	if (srv->cfg->sendfile && c->w->feat.splice && !conn_user_tls(c) &&
-	    body_send_open_pipe(c) == 0)
+	if (srv->cfg->sendfile && sock_can_splice(c->sock))
 		r->path = BODY_PATH_SPLICE;
 	if (r->path == BODY_PATH_SPLICE)
 		c->w->stats.body_splice++;
@@ -111,75 +58,56 @@ static void post_read(struct conn *c, char *dst, size_t len, uint64_t off)
 {
 	struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
 	io_uring_prep_read(sqe, c->resp.file_fd, dst, (unsigned)len, off);
-	io_uring_sqe_set_data64(sqe, ring_tag(c, CONN_OP_READ));
-	c->read_posted = true;
-	c->inflight++;
+	ring_op_attach(sqe, &c->resp.read_op);
+	c->resp.read_posted = true;
+	sock_hold(c->sock);
 	c->w->stats.read_ops++;
-}
-
-void body_send_post_splice(struct conn *c, int op, int file_fd, size_t len, uint64_t off,
-			   unsigned flags)
-{
-	struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
-	if (op == CONN_OP_SPLICE_IN)
-		io_uring_prep_splice(sqe, file_fd, (int64_t)off, c->pipe[1], -1, (unsigned)len,
-				     flags);
-	else
-		io_uring_prep_splice(sqe, c->pipe[0], -1, c->fd, -1, (unsigned)len, flags);
-	io_uring_sqe_set_data64(sqe, ring_tag(c, (unsigned)op));
-	c->splice_posted = true;
-	c->inflight++;
-	c->w->stats.splice_ops++;
 }
 
 static bool finished(const struct conn *c)
 {
-	return c->resp.body.done && !c->read_posted && !c->send_posted && !c->splice_posted &&
-	       c->splice_len == 0 && c->stage_len == 0 && c->wire.tx_len == 0;
+	return c->resp.body.done && !c->resp.read_posted && sock_drained(c->sock);
 }
 
 static void pump_copy(struct conn *c)
 {
 	struct response *r = &c->resp;
+	struct sock *s = c->sock;
 
 	for (;;) {
-		char *base;
-		size_t *len, cap;
+		bool user_tls = sock_user_tls(s);
 		bool progressed = false;
+		char *base;
+		size_t room;
 
 		/* Fill the producer buffer up to a file read, one CHUNK at a
 		 * time (the send buffer would otherwise grow with the file). */
-		while (!c->read_posted && !r->body.done &&
-		       (conn_user_tls(c) || c->wire.tx_len < CHUNK) &&
-		       producer(c, &base, &len, &cap, conn_user_tls(c) ? 0 : CHUNK) == 0) {
-			size_t room = cap - *len, n;
+		while (!r->read_posted && !r->body.done && (user_tls || sock_out_len(s) < CHUNK) &&
+		       (base = sock_out_reserve(s, user_tls ? 0 : CHUNK, &room))) {
+			size_t n;
 			uint64_t off;
-			enum body_step step = body_next(&r->body, base + *len, room, &n, &off);
+			enum body_step step = body_next(&r->body, base, room, &n, &off);
 			if (step == BODY_LITERAL) {
-				*len += n;
+				sock_out_commit(s, n);
 				continue;
 			}
 			if (step == BODY_FILE) {
 				uint64_t want = r->body.end - r->body.off;
 				if (n < want && room < MIN_READ)
 					break; /* nearly full: send first */
-				post_read(c, base + *len, n, off);
+				post_read(c, base, n, off);
 			}
 			break;
 		}
-		if (c->read_posted || c->send_posted)
+		if (r->read_posted || sock_busy(s))
 			return;
 
-		if (conn_user_tls(c) && c->stage_len > 0 && c->wire.tx_len == 0) {
-			if (tls_write(c->ssl, c->stage, c->stage_len) != TLS_DONE) {
-				fail(c, "TLS write failed");
-				return;
-			}
-			c->stage_len = 0;
-			conn_post_send(c, 0);
-			progressed = true; /* start the next read while this chunk is sent */
-		} else if (!conn_user_tls(c) && c->wire.tx_len > c->tx_sent) {
-			conn_post_send(c, 0);
+		size_t staged = sock_out_len(s);
+		if (staged > 0 || sock_tx_pending(s)) {
+			sock_send(s, 0);
+			/* User-space TLS sealed the stage: read the next chunk
+			 * while this one is sent. */
+			progressed = user_tls && staged > 0 && sock_out_len(s) == 0;
 		}
 		if (!progressed)
 			break;
@@ -194,41 +122,38 @@ static void pump_copy(struct conn *c)
 static void pump_splice(struct conn *c)
 {
 	struct response *r = &c->resp;
+	struct sock *s = c->sock;
 
-	if (c->send_posted || c->splice_posted)
+	if (sock_busy(s))
 		return;
-	if (c->splice_len > 0) {
-		body_send_post_splice(c, CONN_OP_SPLICE_OUT, -1, c->splice_len, 0,
-			    r->body.remaining > 0 ? SPLICE_F_MORE : 0);
-		return;
-	}
 	while (!r->body.done) {
-		size_t n;
+		size_t n, room;
 		uint64_t off;
-		if (tls_wire_reserve(&c->wire, FRAME_ROOM) < 0) {
+		char *base = sock_out_reserve(s, FRAME_ROOM, &room);
+		if (!base) {
 			fail(c, "out of memory");
 			return;
 		}
-		enum body_step step = body_next(&r->body, c->wire.tx + c->wire.tx_len,
-						c->wire.tx_cap - c->wire.tx_len, &n, &off);
+		enum body_step step = body_next(&r->body, base, room, &n, &off);
 		if (step == BODY_LITERAL) {
-			c->wire.tx_len += n;
+			sock_out_commit(s, n);
 			continue;
 		}
 		if (step == BODY_FILE) {
-			if (c->wire.tx_len > 0) {
-				conn_post_send(c, MSG_MORE);
+			if (sock_tx_pending(s)) {
+				sock_send(s, MSG_MORE);
 				return;
 			}
 			uint64_t want = r->body.end - r->body.off;
-			body_send_post_splice(c, CONN_OP_SPLICE_IN, r->file_fd,
-					      want < c->pipe_size ? want : c->pipe_size, off, 0);
+			size_t max = sock_splice_max(s);
+			size_t len = want < max ? (size_t)want : max;
+			sock_splice_file(s, r->file_fd, off, len, r->body.remaining > len);
 			return;
 		}
 		break;
 	}
-	if (c->wire.tx_len > 0) {
-		conn_post_send(c, 0);
+	if (sock_tx_pending(s)) {
+		sock_send(s, 0);
 		return;
 	}
 	if (finished(c))
@@ -258,71 +183,35 @@ static void truncated(struct conn *c)
 	c->close_after = true;
 }
 
-void body_send_read_done(struct conn *c, int res)
+static void read_done(struct ring_op *op, int res, uint32_t flags)
 {
-	char *base;
-	size_t *len, cap;
+	struct conn *c = container_of(op, struct conn, resp.read_op);
+	struct sock *s = c->sock;
 
+	(void)flags;
+	c->resp.read_posted = false;
+	if (sock_closed(s)) {
+		sock_release(s);
+		return;
+	}
 	if (res < 0) {
 		log_msg(LOG_ERROR, "\"%s\": file read failed: %s", c->resp.request_line,
 			strerror(-res));
 		fail(c, "file read failed");
-		return;
-	}
-	if (producer(c, &base, &len, &cap, 0) < 0) {
-		fail(c, "internal: producer lost");
-		return;
-	}
-	if (res == 0)
-		truncated(c);
-	*len += (size_t)res;
-	body_advance(&c->resp.body, (uint64_t)res);
-	pump_copy(c);
-}
-
-/* A splice into a full nonblocking socket fails with EAGAIN instead of
- * waiting (io_uring runs splice on an io-wq thread and does not poll for
- * it): wait for room with a poll, then splice again. Blocking sockets would
- * park an io-wq thread per slow client instead. */
-void body_send_post_poll_out(struct conn *c)
-{
-	struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
-	io_uring_prep_poll_add(sqe, c->fd, POLLOUT);
-	io_uring_sqe_set_data64(sqe, ring_tag(c, CONN_OP_POLL_OUT));
-	c->splice_posted = true;
-	c->inflight++;
-}
-
-void body_send_splice_done(struct conn *c, int op, int res)
-{
-	if (op == CONN_OP_SPLICE_OUT && res == -EAGAIN) {
-		body_send_post_poll_out(c);
-		return;
-	}
-	if (op == CONN_OP_POLL_OUT) {
-		if (res < 0) {
-			fail(c, "poll failed");
-			return;
-		}
-		pump_splice(c);
-		return;
-	}
-	if (res < 0) {
-		if (res != -EPIPE && res != -ECONNRESET)
-			log_msg(LOG_WARN, "\"%s\": splice: %s", c->resp.request_line, strerror(-res));
-		fail(c, "splice failed");
-		return;
-	}
-	if (op == CONN_OP_SPLICE_IN) {
+	} else {
 		if (res == 0)
 			truncated(c);
+		sock_out_commit(s, (size_t)res);
 		body_advance(&c->resp.body, (uint64_t)res);
-		c->splice_len = (size_t)res;
-	} else {
-		c->splice_len -= (size_t)res;
-		c->resp.bytes_out += (uint64_t)res;
-		c->w->stats.bytes_out += (uint64_t)res;
-		c->deadline_ms = c->w->now_ms + c->w->srv->cfg->send_timeout_ms;
+		pump_copy(c);
 	}
-	pump_splice(c);
+	sock_release(s);
+}
+
+void body_send_spliced(struct conn *c, int res)
+{
+	if (res == 0)
+		truncated(c);
+	else if (res > 0)
+		body_advance(&c->resp.body, (uint64_t)res);
 }

@@ -3,9 +3,10 @@
  *  copy:   the ring reads the file into a user buffer; with user-space TLS,
  *          OpenSSL seals it into a second buffer so the next read overlaps
  *          this send; with kTLS or plain HTTP the buffer is sent as is.
- *  splice: zero copy, file -> pipe -> socket with two ring splices per chunk
- *          (io_uring has no sendfile); only where the socket encrypts by
- *          itself (kTLS) or nothing needs encrypting (plain HTTP). */
+ *  splice: zero copy, file -> pipe -> socket through the transport's
+ *          sock_splice_file (io_uring has no sendfile); only where the
+ *          socket encrypts by itself (kTLS) or nothing needs encrypting
+ *          (plain HTTP). */
 #ifndef KTLSD_SERVER_BODY_SEND_H
 #define KTLSD_SERVER_BODY_SEND_H
 
@@ -26,13 +27,8 @@ void body_send_start(struct conn *c, int fd);
 /* Moves the response on: produce, send, and finish when all is out. */
 void body_send_pump(struct conn *c);
 
-void body_send_read_done(struct conn *c, int res);
-
-/* The splice plumbing, shared with HTTP/2's --h2-sendfile mode. */
-int body_send_open_pipe(struct conn *c);
-void body_send_post_splice(struct conn *c, int op, int file_fd, size_t len, uint64_t off,
-			   unsigned flags);
-void body_send_post_poll_out(struct conn *c);
-void body_send_splice_done(struct conn *c, int op, int res);
+/* The transport's splice of file bytes into its pipe ended (res bytes; 0:
+ * the file shrank). */
+void body_send_spliced(struct conn *c, int res);
 
 #endif

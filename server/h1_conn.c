@@ -8,11 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ktls/tls.h"
 #include "proto/status.h"
 #include "server/body_send.h"
 #include "server/conn.h"
 #include "server/resolve.h"
+#include "server/sock.h"
 #include "server/log.h"
 #include "server/worker.h"
 
@@ -216,9 +216,8 @@ void h1_on_response_done(struct conn *c, bool aborted)
 	access_log_time(when);
 	access_log_line(al, "%s [%s] \"%s\" %d %llu %.3f HTTP/1.1 %s %s %s%s", c->peer_text, when,
 			c->resp.request_line, c->resp.status,
-			(unsigned long long)c->resp.bytes_out,
+			(unsigned long long)conn_resp_bytes(c),
 			(double)(c->w->now_ms - c->resp.start_ms) / 1000.0,
-			c->ssl ? tls_version_name(c->ssl) : "-",
-			c->ssl ? tls_cipher_name(c->ssl) : "-", conn_path_name(c),
+			sock_tls_version(c->sock), sock_tls_cipher(c->sock), conn_path_name(c),
 			aborted ? " aborted" : (c->resp.truncated ? " truncated" : ""));
 }

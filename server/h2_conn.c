@@ -6,11 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ktls/tls.h"
-#include "server/body_send.h"
+#include "server/bufpool.h"
 #include "server/conn.h"
 #include "server/h2_session.h"
 #include "server/log.h"
+#include "server/sock.h"
 #include "server/worker.h"
 
 /* After a timeout's GOAWAY, how long the client has to go. */
@@ -18,7 +18,7 @@
 
 static bool kernel_encrypts(const struct conn *c)
 {
-	return !conn_user_tls(c);
+	return !sock_user_tls(c->sock);
 }
 
 /* ---- the batch buffer ---- */
@@ -26,53 +26,80 @@ static bool kernel_encrypts(const struct conn *c)
 static bool batch_open(struct h2_session *hs)
 {
 	struct conn *c = hs->c;
+	struct sock *s = c->sock;
 	size_t cap = c->w->srv->cfg->h2_buffer;
 
 	if (kernel_encrypts(c)) {
 		/* The batch is the send buffer: the kernel encrypts what we
 		 * send. A batch in it that has not left yet is not added to. */
-		if (c->send_posted || c->wire.tx_len > 0 || tls_wire_reserve(&c->wire, cap) < 0)
+		size_t room;
+		if (sock_busy(s) || sock_tx_pending(s))
 			return false;
-		hs->out = c->wire.tx;
-		hs->out_len = c->wire.tx_len;
-		hs->out_cap = c->wire.tx_cap;
+		hs->out = sock_out_reserve(s, cap, &room);
+		if (!hs->out)
+			return false;
+		hs->out_len = 0;
+		hs->out_cap = room;
 		return true;
 	}
 	if (!hs->out) {
-		hs->out = malloc(cap);
+		hs->out = bufpool_get(&c->w->bufs, cap, &hs->out_cap);
 		if (!hs->out)
 			return false;
-		hs->out_cap = cap;
 	}
 	return true;
 }
 
+/* With kTLS the batch's frames become the send buffer's bytes. */
 static void batch_close(struct h2_session *hs)
 {
 	if (kernel_encrypts(hs->c))
-		hs->c->wire.tx_len = hs->out_len;
+		sock_out_commit(hs->c->sock, hs->out_len);
 }
 
-static void post_reads(struct h2_session *hs)
+/* A stream's readv: the ring operation and whose it is. */
+struct h2_read {
+	struct ring_op op;
+	struct h2_stream *stream;
+	struct conn *c;
+};
+
+static void read_done(struct ring_op *op, int res, uint32_t flags)
 {
+	struct h2_read *rd = container_of(op, struct h2_read, op);
+	struct conn *c = rd->c;
+
+	(void)flags;
+	h2_session_read_done(rd->stream, res);
+	free(rd);
+	if (!sock_closed(c->sock))
+		conn_drive(c);
+	sock_release(c->sock);
+}
+
+static bool post_reads(struct h2_session *hs)
+{
+	struct conn *c = hs->c;
+
 	for (struct h2_stream *s = hs->reading; s; s = s->next_reading) {
-		struct io_uring_sqe *sqe = ring_sqe(&hs->c->w->ring);
+		struct h2_read *rd = malloc(sizeof(*rd));
+		if (!rd) {
+			hs->reading = s; /* the rest are never read: the batch must not leave */
+			return false;
+		}
+		rd->op.complete = read_done;
+		rd->stream = s;
+		rd->c = c;
+		struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
 		io_uring_prep_readv(sqe, s->file_fd, s->iov, (unsigned)s->niov, s->read_off);
-		io_uring_sqe_set_data64(sqe, ring_tag(s, CONN_OP_H2_READ));
+		ring_op_attach(sqe, &rd->op);
 		s->read_posted = true;
 		hs->reads_pending++;
-		hs->c->inflight++;
-		hs->c->w->stats.read_ops++;
+		sock_hold(c->sock);
+		c->w->stats.read_ops++;
 	}
 	hs->reading = NULL;
-}
-
-void h2_read_complete(struct h2_stream *s, int res)
-{
-	struct conn *c = s->hs->c;
-
-	h2_session_read_done(s, res);
-	conn_op_done(c);
+	return true;
 }
 
 void h2_conn_start(struct conn *c)
@@ -89,8 +116,7 @@ void h2_conn_start(struct conn *c)
 	/* The HTTP/1.1 parser (17 KB) has nothing to do here. */
 	free(c->parser);
 	c->parser = NULL;
-	hs->sendfile = cfg->h2_sendfile && kernel_encrypts(c) && c->w->feat.splice &&
-		       body_send_open_pipe(c) == 0;
+	hs->sendfile = cfg->h2_sendfile && kernel_encrypts(c) && sock_can_splice(c->sock);
 	h2_drive(c);
 }
 
@@ -99,56 +125,61 @@ void h2_conn_start(struct conn *c)
 static bool take_input(struct conn *c)
 {
 	struct h2_session *hs = c->h2;
+	struct sock *s = c->sock;
 
 	for (;;) {
-		size_t avail = c->plain_end - c->plain_start;
+		size_t avail;
+		const char *p = sock_input(s, &avail);
 		if (avail > 0) {
 			/* Input refreshes no timer: see update_deadline. */
-			ssize_t rv = h2_session_recv(hs, (const uint8_t *)c->plain + c->plain_start,
-						     avail);
+			ssize_t rv = h2_session_recv(hs, (const uint8_t *)p, avail);
 			if (rv < 0) {
 				log_msg(LOG_DEBUG, "%s: HTTP/2: %s", c->peer_text, nghttp2_strerror((int)rv));
 				conn_abort(c, "HTTP/2 protocol error");
 				return false;
 			}
-			c->plain_start += (size_t)rv;
+			sock_consume(s, (size_t)rv);
 			continue;
 		}
-		int rc = conn_read_plain(c);
-		if (rc < 0)
-			return false;
-		if (rc == 0)
+		switch (sock_decrypt(s)) {
+		case SOCK_IN_NEW:
+			continue;
+		case SOCK_IN_AGAIN:
 			return true;
+		case SOCK_IN_CLOSED:
+			conn_close_graceful(c);
+			return false;
+		case SOCK_IN_STOP:
+			return false;
+		}
 	}
 }
 
 /* The --h2-sendfile pipeline: frames up to a DATA frame's header, that
- * header in a send of its own, the payload by splice, and again. */
+ * header in a send of its own, the payload by the transport's splice, and
+ * again. */
 static void output_sendfile(struct conn *c)
 {
 	struct h2_session *hs = c->h2;
+	struct sock *s = c->sock;
 
 	for (;;) {
-		if (c->send_posted || c->splice_posted)
+		if (sock_busy(s))
 			return;
-		if (c->wire.tx_len > 0) {
-			conn_post_send(c, 0);
-			return;
-		}
-		if (c->splice_len > 0) {
-			body_send_post_splice(c, CONN_OP_SPLICE_OUT, -1, c->splice_len, 0, 0);
+		if (sock_tx_pending(s)) {
+			sock_send(s, 0);
 			return;
 		}
 		if (hs->sf && hs->sf_len > 0) {
-			size_t n = hs->sf_len < c->pipe_size ? hs->sf_len : c->pipe_size;
-			body_send_post_splice(c, CONN_OP_SPLICE_IN, hs->sf->file_fd, n, hs->sf_off,
-					      0);
+			size_t max = sock_splice_max(s);
+			sock_splice_file(s, hs->sf->file_fd, hs->sf_off,
+					 hs->sf_len < max ? hs->sf_len : max, false);
 			return;
 		}
 		if (hs->sf) {
-			struct h2_stream *s = hs->sf;
+			struct h2_stream *st = hs->sf;
 			hs->sf = NULL;
-			h2_stream_release(s);
+			h2_stream_release(st);
 		}
 		if (!batch_open(hs))
 			return;
@@ -158,20 +189,16 @@ static void output_sendfile(struct conn *c)
 			conn_abort(c, "HTTP/2 send failed");
 			return;
 		}
-		if (c->wire.tx_len == 0 && !hs->sf)
+		if (!sock_tx_pending(s) && !hs->sf)
 			return;
 	}
 }
 
-void h2_splice_done(struct conn *c, int op, int res)
+void h2_spliced(struct conn *c, int res)
 {
 	struct h2_session *hs = c->h2;
 
-	if (op == CONN_OP_SPLICE_OUT && res == -EAGAIN) {
-		body_send_post_poll_out(c);
-		return;
-	}
-	if (res < 0 || (op == CONN_OP_SPLICE_IN && res == 0)) {
+	if (res <= 0) {
 		/* The frame header promised bytes we cannot send. */
 		if (res == 0) {
 			c->w->stats.truncated++;
@@ -181,17 +208,8 @@ void h2_splice_done(struct conn *c, int op, int res)
 		conn_abort(c, res == 0 ? "file shrank under an HTTP/2 response" : "splice failed");
 		return;
 	}
-	if (op == CONN_OP_SPLICE_IN) {
-		hs->sf_off += (uint64_t)res;
-		hs->sf_len -= (size_t)res;
-		c->splice_len = (size_t)res;
-	} else if (op == CONN_OP_SPLICE_OUT) {
-		c->splice_len -= (size_t)res;
-		c->w->stats.bytes_out += (uint64_t)res;
-		if (res > 0)
-			c->sent_ms = c->w->now_ms;
-	}
-	h2_drive(c);
+	hs->sf_off += (uint64_t)res;
+	hs->sf_len -= (size_t)res;
 }
 
 /* Whether we owe the client bytes: a response not all out, or anything
@@ -199,8 +217,8 @@ void h2_splice_done(struct conn *c, int op, int res)
 static bool owes(const struct conn *c)
 {
 	const struct h2_session *hs = c->h2;
-	return c->send_posted || c->splice_posted || hs->reads_pending || hs->out_len ||
-	       c->wire.tx_len || hs->sf || h2_session_owes(hs);
+	return !sock_drained(c->sock) || hs->reads_pending || hs->out_len || hs->sf ||
+	       h2_session_owes(hs);
 }
 
 /* The deadline comes from three clocks, none of which the client can wind
@@ -227,8 +245,9 @@ static void update_deadline(struct conn *c)
 	hs->owed = owed;
 	if (owed) {
 		uint64_t moved = hs->packed_ms > hs->owed_since_ms ? hs->packed_ms : hs->owed_since_ms;
-		uint64_t sent = c->sent_ms > hs->owed_since_ms ? c->sent_ms : hs->owed_since_ms;
-		if ((c->send_posted || c->splice_posted) && sent < moved)
+		uint64_t sent_ms = sock_sent_ms(c->sock);
+		uint64_t sent = sent_ms > hs->owed_since_ms ? sent_ms : hs->owed_since_ms;
+		if (sock_busy(c->sock) && sent < moved)
 			moved = sent;
 		d = moved + cfg->send_timeout_ms;
 	} else
@@ -262,26 +281,25 @@ void h2_release_idle(struct conn *c)
 		return;
 	if (hs->out_cap) {
 		if (!kernel_encrypts(c))
-			free(hs->out);
+			bufpool_put(&c->w->bufs, hs->out, hs->out_cap);
 		hs->out = NULL;
 		hs->out_cap = 0;
 	}
-	conn_release_idle_buffers(c);
+	sock_release_idle_buffers(c->sock);
 }
 
 void h2_drive(struct conn *c)
 {
 	struct h2_session *hs = c->h2;
+	struct sock *s = c->sock;
 
-	/* OpenSSL may write while reading: only with nothing on its way. */
-	if (!c->send_posted && !take_input(c))
+	if (!take_input(c))
 		return;
 	if (c->state != CONN_H2)
 		return;
 	/* Keep reading (WINDOW_UPDATE, RST_STREAM, new requests) while we
-	 * send, as long as the receive buffer has room once compacted. */
-	if (!c->recv_posted && !c->peer_eof && c->wire.rx_end - c->wire.rx_start < c->rx_cap)
-		conn_post_recv(c);
+	 * send, as long as the receive buffer has room. */
+	sock_recv(s);
 
 	if (hs->sendfile) {
 		output_sendfile(c);
@@ -293,47 +311,49 @@ void h2_drive(struct conn *c)
 		if (hs->reads_pending == 0 && !hs->cut && batch_open(hs)) {
 			int rv = h2_session_fill(hs);
 			batch_close(hs);
-			if (rv != 0) {
+			if (rv != 0 || !post_reads(hs)) {
 				conn_abort(c, "HTTP/2 send failed");
 				return;
 			}
-			post_reads(hs);
 		}
-		if (hs->reads_pending > 0 || c->send_posted || hs->out_len == 0)
+		if (hs->reads_pending > 0 || sock_busy(s) || hs->out_len == 0)
 			break;
 		/* The batch is complete: one send. */
 		if (hs->cut) {
+			if (kernel_encrypts(c))
+				sock_out_uncommit(s, hs->out_len - hs->cut_at);
 			hs->out_len = hs->cut_at;
-			batch_close(hs);
 			c->close_after = true;
 		}
 		if (kernel_encrypts(c)) {
-			conn_post_send(c, 0);
+			sock_send(s, 0);
 			hs->out_len = 0;
 			break;
 		}
-		if (c->wire.tx_len > 0)
+		if (sock_tx_pending(s))
 			break;
-		if (tls_write(c->ssl, hs->out, hs->out_len) != TLS_DONE) {
+		if (sock_write(s, hs->out, hs->out_len) < 0) {
 			conn_abort(c, "TLS write failed");
 			return;
 		}
 		hs->out_len = 0;
-		conn_post_send(c, 0);
+		sock_send(s, 0);
 		if (hs->cut)
 			break;
 		/* loop: prepare the next batch while this one is sent */
 	}
-	if (hs->cut && !c->send_posted && hs->reads_pending == 0 && c->wire.tx_len == 0) {
+	if (sock_closed(s))
+		return;
+	if (hs->cut && !sock_busy(s) && hs->reads_pending == 0 && !sock_tx_pending(s)) {
 		conn_abort(c, "file shrank under an HTTP/2 response");
 		return;
 	}
 	update_deadline(c);
 	bool idle = !nghttp2_session_want_read(hs->ng) && !nghttp2_session_want_write(hs->ng);
-	if ((idle || (c->peer_eof && !nghttp2_session_want_write(hs->ng))) && !c->send_posted &&
-	    hs->reads_pending == 0 && hs->out_len == 0 && c->wire.tx_len == 0 && !c->splice_posted &&
-	    !hs->sf) {
-		if (c->peer_eof)
+	bool eof = sock_peer_eof(s);
+	if ((idle || (eof && !nghttp2_session_want_write(hs->ng))) && sock_drained(s) &&
+	    hs->reads_pending == 0 && hs->out_len == 0 && !hs->sf) {
+		if (eof)
 			conn_abort(c, NULL);
 		else
 			conn_close_graceful(c);
@@ -355,7 +375,7 @@ void h2_conn_free(struct conn *c)
 	if (!hs)
 		return;
 	if (!kernel_encrypts(c))
-		free(hs->out);
+		bufpool_put(&c->w->bufs, hs->out, hs->out_cap);
 	h2_session_free(hs);
 	c->h2 = NULL;
 }

@@ -24,11 +24,8 @@ void h2_conn_start(struct conn *c);
 /* Moves the session on after any event of its conn. */
 void h2_drive(struct conn *c);
 
-/* A stream's file readv completed (ring kind CONN_OP_H2_READ). */
-void h2_read_complete(struct h2_stream *s, int res);
-
-/* A splice of --h2-sendfile mode completed. */
-void h2_splice_done(struct conn *c, int op, int res);
+/* The transport's splice of a --h2-sendfile payload into its pipe ended. */
+void h2_spliced(struct conn *c, int res);
 
 /* The conn's deadline passed: GOAWAY, then close if the client lingers. */
 void h2_timeout(struct conn *c);

@@ -6,12 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ktls/tls.h"
 #include "proto/status.h"
 #include "server/conn.h"
 #include "server/file.h"
 #include "server/log.h"
 #include "server/resolve.h"
+#include "server/sock.h"
 #include "server/worker.h"
 
 static void wake_waiter(struct h2_session *hs);
@@ -632,8 +632,8 @@ static void log_stream(struct h2_session *hs, struct h2_stream *s, uint32_t erro
 	access_log_line(al, "%s [%s] \"%s %s HTTP/2\" %d %llu %.3f HTTP/2 %s %s ktls=%s body=%s%s",
 			c->peer_text, when, method, path, s->status,
 			(unsigned long long)s->bytes_out, (double)(c->w->now_ms - s->start_ms) / 1000.0,
-			tls_version_name(c->ssl), tls_cipher_name(c->ssl),
-			c->wire.ktls_tx ? "tx" : "off",
+			sock_tls_version(c->sock), sock_tls_cipher(c->sock),
+			sock_ktls_tx(c->sock) ? "tx" : "off",
 			s->file.size || s->rel || s->file_fd >= 0 ? (hs->sendfile ? "splice" : "framed")
 								  : "none",
 			s->truncated ? " truncated" : error ? " reset" : "");

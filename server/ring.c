@@ -56,6 +56,22 @@ int ring_init(struct io_uring *ring, unsigned entries, struct ring_features *fea
 	return 0;
 }
 
+static void ignore_completion(struct ring_op *op, int res, uint32_t flags)
+{
+	(void)op;
+	(void)res;
+	(void)flags;
+}
+
+static struct ring_op cancel_op = {.complete = ignore_completion};
+
+void ring_cancel(struct io_uring *ring, struct ring_op *op)
+{
+	struct io_uring_sqe *sqe = ring_sqe(ring);
+	io_uring_prep_cancel(sqe, op, 0);
+	ring_op_attach(sqe, &cancel_op);
+}
+
 struct io_uring_sqe *ring_sqe(struct io_uring *ring)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);

@@ -4,6 +4,7 @@
 #define KTLSD_SERVER_RING_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <liburing.h>
@@ -18,21 +19,24 @@ struct ring_features {
 	bool op_read, op_send, op_recv, op_accept, op_timeout, op_close, op_cancel;
 };
 
-/* user_data = pointer | kind: owners are 16-byte aligned, so the low four
- * bits say which operation of the owner completed. */
-#define RING_KIND_MASK 0xfULL
-static inline uint64_t ring_tag(const void *owner, unsigned kind)
+/* Every ring operation carries its own completion: user_data points at a
+ * struct ring_op embedded in whoever owns the operation (as nginx's
+ * ev->handler, h2o's per-command callback), so the worker's loop dispatches
+ * without knowing who owns what. container_of() gets the owner back. */
+struct ring_op {
+	void (*complete)(struct ring_op *op, int res, uint32_t cqe_flags);
+};
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+static inline void ring_op_attach(struct io_uring_sqe *sqe, struct ring_op *op)
 {
-	return (uint64_t)(uintptr_t)owner | kind;
+	io_uring_sqe_set_data(sqe, op);
 }
-static inline void *ring_owner(uint64_t user_data)
-{
-	return (void *)(uintptr_t)(user_data & ~RING_KIND_MASK);
-}
-static inline unsigned ring_kind(uint64_t user_data)
-{
-	return (unsigned)(user_data & RING_KIND_MASK);
-}
+
+/* Cancels the operation op if it is in flight; the cancel's own completion
+ * is ignored. */
+void ring_cancel(struct io_uring *ring, struct ring_op *op);
 
 /* Creates the ring with the best flags this kernel accepts. 0 or -errno. */
 int ring_init(struct io_uring *ring, unsigned entries, struct ring_features *feat);

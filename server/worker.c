@@ -14,7 +14,6 @@
 
 #include "proto/httpdate.h"
 #include "server/conn.h"
-#include "server/h2_conn.h"
 
 #define RING_ENTRIES 1024
 #define TICK_MS 250
@@ -65,6 +64,11 @@ static int listen_socket(const struct config_listen *l)
 	return fd;
 }
 
+static void on_accept(struct ring_op *op, int res, uint32_t flags);
+static void on_retry(struct ring_op *op, int res, uint32_t flags);
+static void on_tick(struct ring_op *op, int res, uint32_t flags);
+static void on_wake(struct ring_op *op, int res, uint32_t flags);
+
 int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 {
 	const struct config *cfg = srv->cfg;
@@ -89,7 +93,16 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 		l->tls = tls;
 		l->w = w;
 		l->multishot = true;
+		l->accept_op.complete = on_accept;
+		l->retry_op.complete = on_retry;
 	}
+	w->tick_op.complete = on_tick;
+	w->wake_op.complete = on_wake;
+	/* With --user, the pipes for splice are made now, as root: see
+	 * pipepool.h. */
+	if (cfg->user && pipepool_init(&w->pipes, PIPEPOOL_KEEP) < 0)
+		log_msg(LOG_WARN, "worker %u: pipes for splice: %s; made later instead", id,
+			strerror(errno));
 	if (cfg->nlisten > 0) {
 		int rc = tls_server_new(&w->tls, &srv->tls, err, sizeof(err));
 		if (rc < 0) {
@@ -117,7 +130,7 @@ static void arm_accept(struct listener *l)
 		io_uring_prep_multishot_accept(sqe, l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	else
 		io_uring_prep_accept(sqe, l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	io_uring_sqe_set_data64(sqe, ring_tag(l, WORKER_OP_ACCEPT));
+	ring_op_attach(sqe, &l->accept_op);
 	l->armed = true;
 }
 
@@ -127,18 +140,19 @@ static void arm_tick(struct worker *w)
 	w->tick.tv_sec = 0;
 	w->tick.tv_nsec = TICK_MS * 1000000L;
 	io_uring_prep_timeout(sqe, &w->tick, 0, 0);
-	io_uring_sqe_set_data64(sqe, ring_tag(w, WORKER_OP_TICK));
+	ring_op_attach(sqe, &w->tick_op);
 }
 
 static void arm_wake(struct worker *w)
 {
 	struct io_uring_sqe *sqe = ring_sqe(&w->ring);
 	io_uring_prep_read(sqe, w->wake_fd, &w->wake_value, sizeof(w->wake_value), 0);
-	io_uring_sqe_set_data64(sqe, ring_tag(w, WORKER_OP_WAKE));
+	ring_op_attach(sqe, &w->wake_op);
 }
 
-static void on_accept(struct listener *l, int res, uint32_t flags)
+static void on_accept(struct ring_op *op, int res, uint32_t flags)
 {
+	struct listener *l = container_of(op, struct listener, accept_op);
 	struct worker *w = l->w;
 
 	if (!(flags & IORING_CQE_F_MORE))
@@ -175,7 +189,7 @@ static void on_accept(struct listener *l, int res, uint32_t flags)
 			l->retry.tv_sec = 0;
 			l->retry.tv_nsec = ACCEPT_RETRY_MS * 1000000L;
 			io_uring_prep_timeout(sqe, &l->retry, 0, 0);
-			io_uring_sqe_set_data64(sqe, ring_tag(l, WORKER_OP_ACCEPT_RETRY));
+			ring_op_attach(sqe, &l->retry_op);
 			l->armed = true; /* the retry timer stands in for the accept */
 		}
 		return;
@@ -198,9 +212,7 @@ static void begin_stop(struct worker *w)
 	w->stopping = true;
 	w->stop_deadline_ms = w->now_ms + w->srv->cfg->shutdown_grace_ms;
 	for (size_t i = 0; i < w->nlisteners; i++) {
-		struct io_uring_sqe *sqe = ring_sqe(&w->ring);
-		io_uring_prep_cancel64(sqe, ring_tag(&w->listeners[i], WORKER_OP_ACCEPT), 0);
-		io_uring_sqe_set_data64(sqe, ring_tag(w, WORKER_OP_CANCEL));
+		ring_cancel(&w->ring, &w->listeners[i].accept_op);
 		/* Closing our SO_REUSEPORT socket sends new connections to no one:
 		 * they are refused, as a stopping server should. */
 		shutdown(w->listeners[i].fd, SHUT_RD);
@@ -239,8 +251,23 @@ static void apply_reload(struct worker *w, const struct server *next)
 	w->srv = next;
 }
 
-static void on_wake(struct worker *w)
+static void on_retry(struct ring_op *op, int res, uint32_t flags)
 {
+	struct listener *l = container_of(op, struct listener, retry_op);
+
+	(void)res;
+	(void)flags;
+	l->armed = false;
+	if (!l->w->stopping)
+		arm_accept(l);
+}
+
+static void on_wake(struct ring_op *op, int res, uint32_t flags)
+{
+	struct worker *w = container_of(op, struct worker, wake_op);
+
+	(void)res;
+	(void)flags;
 	const struct server *next = atomic_exchange(&w->next_srv, NULL);
 	if (next)
 		apply_reload(w, next);
@@ -250,8 +277,12 @@ static void on_wake(struct worker *w)
 		arm_wake(w);
 }
 
-static void on_tick(struct worker *w)
+static void on_tick(struct ring_op *op, int res, uint32_t flags)
 {
+	struct worker *w = container_of(op, struct worker, tick_op);
+
+	(void)res;
+	(void)flags;
 	for (struct conn *c = w->conns, *next; c; c = next) {
 		next = c->next;
 		if (w->stopping && w->now_ms >= w->stop_deadline_ms)
@@ -260,46 +291,14 @@ static void on_tick(struct worker *w)
 			conn_check_deadline(c, w->now_ms);
 	}
 	access_log_flush(&w->alog);
+	bufpool_trim(&w->bufs);
 	arm_tick(w);
 }
 
-static void dispatch(struct worker *w, struct io_uring_cqe *cqe)
+static void dispatch(struct io_uring_cqe *cqe)
 {
-	uint64_t ud = io_uring_cqe_get_data64(cqe);
-	unsigned kind = ring_kind(ud);
-	void *owner = ring_owner(ud);
-
-	switch (kind) {
-	case CONN_OP_RECV:
-	case CONN_OP_SEND:
-	case CONN_OP_READ:
-	case CONN_OP_SPLICE_IN:
-	case CONN_OP_SPLICE_OUT:
-	case CONN_OP_POLL_OUT:
-		conn_complete(owner, kind, cqe->res, cqe->flags);
-		break;
-	case CONN_OP_H2_READ:
-		h2_read_complete(owner, cqe->res);
-		break;
-	case WORKER_OP_ACCEPT:
-		on_accept(owner, cqe->res, cqe->flags);
-		break;
-	case WORKER_OP_ACCEPT_RETRY: {
-		struct listener *l = owner;
-		l->armed = false;
-		if (!w->stopping)
-			arm_accept(l);
-		break;
-	}
-	case WORKER_OP_TICK:
-		on_tick(w);
-		break;
-	case WORKER_OP_WAKE:
-		on_wake(w);
-		break;
-	default:
-		break;
-	}
+	struct ring_op *op = io_uring_cqe_get_data(cqe);
+	op->complete(op, cqe->res, cqe->flags);
 }
 
 unsigned worker_default_count(void)
@@ -381,7 +380,7 @@ static void *worker_main(void *arg)
 		w->now_ms = monotonic_ms();
 		io_uring_for_each_cqe(&w->ring, head, cqe)
 		{
-			dispatch(w, cqe);
+			dispatch(cqe);
 			n++;
 		}
 		io_uring_cq_advance(&w->ring, n);
@@ -448,6 +447,8 @@ void worker_unprepare(struct worker *w)
 		access_log_close(&w->alog);
 	tls_server_put(w->tls);
 	w->tls = NULL;
+	pipepool_close(&w->pipes);
+	bufpool_drain(&w->bufs);
 	if (w->sem_ready)
 		sem_destroy(&w->ready);
 	w->sem_ready = false;

@@ -17,8 +17,10 @@
 #include "ktls/ktls.h"
 #include "ktls/tls.h"
 #include "proto/mime.h"
+#include "server/bufpool.h"
 #include "server/config.h"
 #include "server/log.h"
+#include "server/pipepool.h"
 #include "server/ring.h"
 
 /* Read-only after start; every worker points at the same one. */
@@ -33,24 +35,15 @@ struct server {
 	struct tls_cert_pair certs[CONFIG_MAX_CERTS];
 };
 
-/* ring_tag kinds above the connection's (conn.h), so the kind alone says
- * what the owner pointer is. */
-enum worker_op {
-	WORKER_OP_ACCEPT = 8,        /* owner: struct listener */
-	WORKER_OP_ACCEPT_RETRY = 9,  /* owner: struct listener */
-	WORKER_OP_TICK = 10,         /* owner: struct worker */
-	WORKER_OP_WAKE = 11,
-	WORKER_OP_CANCEL = 12,
-};
-
 struct listener {
 	int fd;
 	bool tls;
-	bool armed;                  /* an accept is in flight */
+	bool armed;                  /* an accept (or its retry timer) is in flight */
 	bool multishot;
 	struct worker *w;
+	struct ring_op accept_op, retry_op;
 	struct __kernel_timespec retry;
-} __attribute__((aligned(16)));
+};
 
 struct worker_stats {
 	uint64_t accepted, requests, bytes_out;
@@ -75,7 +68,10 @@ struct worker {
 	uint64_t wake_value;
 	_Atomic(const struct server *) next_srv; /* SIGHUP: the configuration to switch to */
 	atomic_bool stop_requested;  /* SIGTERM */
+	struct ring_op tick_op, wake_op;
 	struct __kernel_timespec tick;
+	struct bufpool bufs;         /* I/O buffers of its connections */
+	struct pipepool pipes;       /* pipes for splice, leased a chunk at a time */
 	struct conn *conns;          /* list head */
 	unsigned nconns;
 	bool stopping;

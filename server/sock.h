@@ -1,0 +1,145 @@
+/* The transport: one client socket with its TLS, its buffers, its ring
+ * operations, the one send in flight, the pipe lease and the switch to
+ * kernel TLS. HTTP/1.1 and HTTP/2 (conn.c, h1_conn.c, body_send.c,
+ * h2_conn.c) sit on top and use only this API; the struct is opaque.
+ *
+ *   protocol handlers   h1_conn.c  body_send.c  h2_conn.c   (HTTP meaning)
+ *          |                 conn.c                           (state machine,
+ *          v                   |                               deadlines)
+ *   transport           sock.c  <- the only file that touches the fd, the
+ *          |                       SSL object, the wire buffers, the pipe
+ *          v
+ *   ring (worker.c)     each operation carries its completion (ring.h)
+ *
+ * The rules that keep the wire ordered live here and only here:
+ *  - at most one send (or splice into the socket, or control record) in
+ *    flight; bytes leave in the order they were queued;
+ *  - with user-space TLS, OpenSSL is never called while a send is in flight
+ *    (what it writes must follow what is already on its way, and the send
+ *    buffer must not move under the kernel);
+ *  - under kTLS, what OpenSSL sealed before the switch leaves first, then
+ *    the kernel gets its keys, then plaintext and control records follow in
+ *    queue order (no synchronous send on a worker, ever);
+ *  - the sock, and its owner, are freed only when nothing of it is in
+ *    flight (sock_hold / sock_release around every entry point).
+ *
+ * Resources: tx, the plaintext stage and the plaintext input come from the
+ * worker's buffer pool and go back when the connection is quiet; a pipe is
+ * leased from the worker's pool for one chunk of a splice at a time. */
+#ifndef KTLSD_SERVER_SOCK_H
+#define KTLSD_SERVER_SOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sock;
+struct worker;
+struct ring_op;
+
+struct sock_handler {
+	/* Input arrived, a send or splice completed: move the protocol on.
+	 * Called with the sock held. */
+	void (*drive)(void *ctx);
+	/* A splice of file bytes into the pipe ended with res bytes (0: the
+	 * file is shorter than promised; < 0: an error). The sock then moves
+	 * them to the socket by itself. */
+	void (*spliced)(void *ctx, int res);
+	/* The transport failed (the peer went away, a send or splice failed):
+	 * the owner must abort (sock_abort), after logging what it needs. */
+	void (*failed)(void *ctx, const char *why);
+	/* The sock is closed and nothing of it is in flight: free the owner
+	 * (the sock frees itself after this returns). */
+	void (*released)(void *ctx);
+};
+
+/* Takes ownership of fd (accepted, nonblocking). tls: start a server-side
+ * TLS session on it. NULL if out of memory (fd is then closed). */
+struct sock *sock_new(struct worker *w, int fd, bool tls, const struct sock_handler *h,
+		      void *ctx);
+
+/* Lifetime: every entry point and every ring operation of the owner (a
+ * file read) holds the sock; the last release of a closed sock frees it. */
+void sock_hold(struct sock *s);
+void sock_release(struct sock *s);
+/* Stops everything: the socket is shut, operations in flight cancelled. */
+void sock_abort(struct sock *s);
+bool sock_closed(const struct sock *s);
+struct worker *sock_worker(const struct sock *s);
+
+/* ---- TLS ---- */
+enum sock_handshake { SOCK_HS_AGAIN, SOCK_HS_DONE, SOCK_HS_FAILED };
+/* Moves the handshake on (nothing happens while a send is in flight). */
+enum sock_handshake sock_handshake(struct sock *s);
+bool sock_is_tls(const struct sock *s);
+bool sock_ktls_tx(const struct sock *s);   /* the kernel encrypts what we send */
+bool sock_user_tls(const struct sock *s);  /* OpenSSL encrypts (TLS without kTLS) */
+const char *sock_tls_version(const struct sock *s); /* "-" without TLS */
+const char *sock_tls_cipher(const struct sock *s);
+bool sock_alpn_is(const struct sock *s, const char *proto);
+bool sock_rekey_needed(const struct sock *s);
+/* Queues close_notify behind everything already queued. */
+void sock_close_notify(struct sock *s);
+
+/* ---- input ---- */
+/* Makes sure a receive is posted (none while one is, or the buffer is full). */
+void sock_recv(struct sock *s);
+enum sock_input {
+	SOCK_IN_NEW,     /* new plaintext is in sock_input() */
+	SOCK_IN_AGAIN,   /* nothing new: receive more (or wait for the send) */
+	SOCK_IN_STOP,    /* the sock is closing, or OpenSSL's answer is being sent: return */
+	SOCK_IN_CLOSED,  /* close_notify, or a KeyUpdate kTLS cannot follow: close gracefully */
+};
+/* Decrypts what was received (TLS). Plain sockets: NEW when received bytes
+ * are waiting. */
+enum sock_input sock_decrypt(struct sock *s);
+/* The plaintext received and not yet consumed. */
+const char *sock_input(const struct sock *s, size_t *len);
+void sock_consume(struct sock *s, size_t n);
+/* Drops what was received (a connection that lingers before closing). */
+void sock_discard_input(struct sock *s);
+bool sock_peer_eof(const struct sock *s);
+
+/* ---- output ---- */
+/* Room for len bytes of plaintext where the next send takes it from: the
+ * stage that OpenSSL seals (user-space TLS), or the send buffer itself
+ * (kTLS, plain). NULL when it cannot be had now (a send in flight owns the
+ * send buffer, or out of memory). *room says how much there is. */
+char *sock_out_reserve(struct sock *s, size_t len, size_t *room);
+void sock_out_commit(struct sock *s, size_t n);
+/* Takes back the last n committed bytes (kTLS or plain; not yet sent). */
+void sock_out_uncommit(struct sock *s, size_t n);
+/* Plaintext reserved/committed and not yet sent. */
+size_t sock_out_len(const struct sock *s);
+/* Seals (user-space TLS) or copies (kTLS, plain) len bytes into the send
+ * buffer. 0, -EBUSY (a send in flight), -ENOMEM or -EIO. */
+int sock_write(struct sock *s, const void *data, size_t len);
+/* Sends what is queued (sealing the stage first with user-space TLS).
+ * msg_flags: MSG_MORE when more bytes follow at once. No-op while a send
+ * is in flight. */
+void sock_send(struct sock *s, int msg_flags);
+/* A send, splice or control record in flight. */
+bool sock_busy(const struct sock *s);
+/* Nothing queued, in flight or in the pipe. */
+bool sock_drained(const struct sock *s);
+/* The send buffer holds bytes not yet handed to the socket. */
+bool sock_tx_pending(const struct sock *s);
+/* Splice is possible here (plain or kTLS, ring SPLICE, pipes). */
+bool sock_can_splice(const struct sock *s);
+/* Moves len file bytes at off to the socket without a copy: file -> a
+ * leased pipe -> socket. The handler's spliced() hears how many entered
+ * the pipe; drive() runs once the pipe is empty again. more: more bytes
+ * follow (SPLICE_F_MORE, so kTLS fills whole records). */
+void sock_splice_file(struct sock *s, int fd, uint64_t off, size_t len, bool more);
+/* Largest useful len for sock_splice_file. */
+size_t sock_splice_max(const struct sock *s);
+/* Half-close: everything is out, nothing more will be sent. */
+void sock_shutdown_write(struct sock *s);
+/* Gives back buffers a quiet connection does not need. */
+void sock_release_idle_buffers(struct sock *s);
+
+/* Bytes the socket accepted in all, and when it last accepted some. */
+uint64_t sock_bytes_sent(const struct sock *s);
+uint64_t sock_sent_ms(const struct sock *s);
+
+#endif
