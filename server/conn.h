@@ -21,7 +21,7 @@
 #include "ktls/tls_bio.h"
 #include "proto/h1_parser.h"
 #include "proto/static_file.h"
-#include "server/body.h"
+#include "proto/body.h"
 
 struct worker;
 

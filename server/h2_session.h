@@ -18,7 +18,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "proto/static_file.h"
-#include "server/body.h"
+#include "proto/body.h"
 
 struct conn;
 
