@@ -111,7 +111,7 @@ static void respond_page(struct conn *c, int status, const char *extra_headers)
 	conn_out_commit(c, h.len);
 }
 
-static void respond_file(struct conn *c, const struct resolved *res)
+static void respond_file(struct conn *c, const struct static_target *res)
 {
 	struct response *r = &c->resp;
 	struct static_response *sr = &r->sr;
@@ -119,7 +119,7 @@ static void respond_file(struct conn *c, const struct resolved *res)
 	int fd = res->fd;
 	struct head h = {.cap = HEAD_MAX};
 
-	resolve_static_file(c->w->srv, res, &r->file);
+	r->file = res->file;
 	h1_static_request(&c->parser->req, &sreq);
 	static_file_respond(&sreq, &r->file, c->w->boundary_seed++, sr);
 	r->status = sr->status;
@@ -163,7 +163,7 @@ static void respond_file(struct conn *c, const struct resolved *res)
 void h1_on_request(struct conn *c)
 {
 	const struct h1_request *req = &c->parser->req;
-	struct resolved resbuf, *res = &resbuf;
+	struct static_target resbuf, *res = &resbuf;
 
 	c->w->stats.requests++;
 	log_request_line(c, req->method_name);

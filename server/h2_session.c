@@ -484,7 +484,7 @@ static bool can_keep_file(struct h2_session *hs, const struct h2_stream *s)
 	       nghttp2_session_get_remote_window_size(hs->ng) > 0;
 }
 
-static int respond_file(struct h2_session *hs, struct h2_stream *s, struct resolved *res,
+static int respond_file(struct h2_session *hs, struct h2_stream *s, struct static_target *res,
 			bool head)
 {
 	struct static_request req = {.head = head};
@@ -506,7 +506,7 @@ static int respond_file(struct h2_session *hs, struct h2_stream *s, struct resol
 	req.if_range = value_of(s, &s->if_range);
 	req.if_range_len = s->if_range.len;
 
-	resolve_static_file(hs->c->w->srv, res, &s->file);
+	s->file = res->file;
 	static_file_respond(&req, &s->file, hs->c->w->boundary_seed++, sr);
 	s->status = sr->status;
 	bool body = sr->send_body && sr->content_length > 0;
@@ -548,7 +548,7 @@ static int respond_file(struct h2_session *hs, struct h2_stream *s, struct resol
 
 static int on_request(struct h2_session *hs, struct h2_stream *s)
 {
-	struct resolved res;
+	struct static_target res;
 	bool head = is(s, &s->method, "HEAD");
 
 	hs->c->w->stats.requests++;
