@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "ktls/tls.h"
+#include "proto/resp_head.h"
 #include "proto/status.h"
 #include "server/conn.h"
 #include "server/file.h"
@@ -430,28 +431,37 @@ static bool is(const struct h2_stream *s, const struct h2_field *f, const char *
 	return f->set && f->len == strlen(word) && memcmp(s->arena + f->off, word, f->len) == 0;
 }
 
-static void add_nv(nghttp2_nv *nv, size_t *n, const char *name, const char *value)
+static void add_nv(nghttp2_nv *nv, size_t *n, const char *name, const char *value,
+		   size_t value_len)
 {
 	nv[*n].name = (uint8_t *)name;
 	nv[*n].namelen = strlen(name);
 	nv[*n].value = (uint8_t *)value;
-	nv[*n].valuelen = strlen(value);
+	nv[*n].valuelen = value_len;
 	nv[*n].flags = NGHTTP2_NV_FLAG_NONE;
 	(*n)++;
 }
 
-static int submit(struct h2_session *hs, struct h2_stream *s, nghttp2_nv *nv, size_t n,
+/* Hands the head to HPACK (nghttp2 copies the fields) and, with body, the
+ * data provider that answers for the rest. */
+static int submit(struct h2_session *hs, struct h2_stream *s, const struct resp_head *h,
 		  bool body)
 {
 	nghttp2_data_provider prd = {.source.ptr = s, .read_callback = read_cb};
+	nghttp2_nv nv[RESP_HEAD_MAX_FIELDS + 1];
+	size_t n = 0;
+
+	if (h->overflow)
+		return NGHTTP2_ERR_INVALID_ARGUMENT; /* cannot happen: sized for our heads */
+	add_nv(nv, &n, ":status", h->status_text, strlen(h->status_text));
+	for (size_t i = 0; i < h->n; i++)
+		add_nv(nv, &n, resp_name_h2(h->f[i].name), h->f[i].value, h->f[i].value_len);
 	return nghttp2_submit_response(hs->ng, s->id, nv, n, body ? &prd : NULL);
 }
 
 static int respond_page(struct h2_session *hs, struct h2_stream *s, int status, bool head)
 {
-	nghttp2_nv nv[8];
-	size_t n = 0;
-	char code[8], len[24];
+	struct resp_head h;
 
 	s->status = status;
 	s->page_buf = malloc(512);
@@ -460,18 +470,9 @@ static int respond_page(struct h2_session *hs, struct h2_stream *s, int status, 
 	s->page_len = status_page(status, s->page_buf, 512);
 	s->page = s->page_buf;
 	s->body.done = true;
-	snprintf(code, sizeof(code), "%d", status);
-	snprintf(len, sizeof(len), "%zu", s->page_len);
-	add_nv(nv, &n, ":status", code);
-	add_nv(nv, &n, "server", "ktlsd");
-	add_nv(nv, &n, "date", worker_date(hs->c->w));
-	add_nv(nv, &n, "content-type", "text/html; charset=utf-8");
-	add_nv(nv, &n, "content-length", len);
-	if (status == 405)
-		add_nv(nv, &n, "allow", "GET, HEAD");
-	if (status == 301 && s->location)
-		add_nv(nv, &n, "location", s->location);
-	return submit(hs, s, nv, n, !head);
+	resp_head_page(&h, status, worker_date(hs->c->w), s->page_len,
+		       status == 301 ? s->location : NULL);
+	return submit(hs, s, &h, !head);
 }
 
 /* The stream can send now (its window and the connection's are open) and
@@ -489,9 +490,7 @@ static int respond_file(struct h2_session *hs, struct h2_stream *s, struct stati
 {
 	struct static_request req = {.head = head};
 	struct static_response *sr = &s->sr;
-	nghttp2_nv nv[12];
-	size_t n = 0;
-	char code[8], len[24];
+	struct resp_head h;
 
 	req.cond.if_match = value_of(s, &s->if_match);
 	req.cond.if_match_len = s->if_match.len;
@@ -523,27 +522,12 @@ static int respond_file(struct h2_session *hs, struct h2_stream *s, struct stati
 		if (body && !(s->rel = strdup(res->rel)))
 			return NGHTTP2_ERR_NOMEM;
 	}
-	snprintf(code, sizeof(code), "%d", sr->status);
-	snprintf(len, sizeof(len), "%llu", (unsigned long long)sr->content_length);
-	add_nv(nv, &n, ":status", code);
-	add_nv(nv, &n, "server", "ktlsd");
-	add_nv(nv, &n, "date", worker_date(hs->c->w));
-	if (sr->content_type)
-		add_nv(nv, &n, "content-type", sr->content_type);
-	if (sr->status != 304)
-		add_nv(nv, &n, "content-length", len);
-	if (sr->status == 200 || sr->status == 206 || sr->status == 304) {
-		add_nv(nv, &n, "last-modified", sr->last_modified);
-		add_nv(nv, &n, "etag", sr->etag);
-	}
-	if (sr->content_range[0])
-		add_nv(nv, &n, "content-range", sr->content_range);
-	add_nv(nv, &n, "accept-ranges", "bytes");
+	resp_head_file(&h, sr, worker_date(hs->c->w));
 	if (body) {
 		body_start(&s->body, sr, &s->file);
 		hs->c->w->stats.body_copy++;
 	}
-	return submit(hs, s, nv, n, body);
+	return submit(hs, s, &h, body);
 }
 
 static int on_request(struct h2_session *hs, struct h2_stream *s)
