@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include "ktls/tls.h"
+#include "proto/h2_session.h"
 #include "server/body_send.h"
 #include "server/conn.h"
-#include "server/h2_session.h"
+#include "server/file.h"
 #include "server/log.h"
+#include "server/resolve.h"
 #include "server/worker.h"
 
 /* After a timeout's GOAWAY, how long the client has to go. */
@@ -23,9 +25,10 @@ static bool kernel_encrypts(const struct conn *c)
 
 /* ---- the batch buffer ---- */
 
-static bool batch_open(struct h2_session *hs)
+static bool batch_open(void *ctx)
 {
-	struct conn *c = hs->c;
+	struct conn *c = ctx;
+	struct h2_session *hs = c->h2;
 	size_t cap = c->w->srv->cfg->h2_buffer;
 
 	if (kernel_encrypts(c)) {
@@ -47,29 +50,177 @@ static bool batch_open(struct h2_session *hs)
 	return true;
 }
 
-static void batch_close(struct h2_session *hs)
+static void batch_close(void *ctx)
 {
-	if (kernel_encrypts(hs->c))
-		hs->c->wire.tx_len = hs->out_len;
+	struct conn *c = ctx;
+
+	if (kernel_encrypts(c))
+		c->wire.tx_len = c->h2->out_len;
 }
 
-static void post_reads(struct h2_session *hs)
+static void post_read(void *ctx, struct h2_stream *s)
 {
-	for (struct h2_stream *s = hs->reading; s; s = s->next_reading) {
-		struct io_uring_sqe *sqe = ring_sqe(&hs->c->w->ring);
-		io_uring_prep_readv(sqe, s->file_fd, s->iov, (unsigned)s->niov, s->read_off);
-		io_uring_sqe_set_data64(sqe, ring_tag(s, CONN_OP_H2_READ));
-		s->read_posted = true;
-		hs->reads_pending++;
-		hs->c->inflight++;
-		hs->c->w->stats.read_ops++;
+	struct conn *c = ctx;
+	struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
+
+	io_uring_prep_readv(sqe, s->file_fd, s->iov, (unsigned)s->niov, s->read_off);
+	io_uring_sqe_set_data64(sqe, ring_tag(s, CONN_OP_H2_READ));
+	c->inflight++;
+	c->w->stats.read_ops++;
+}
+
+/* The batch is complete: one send. */
+static int send_batch(void *ctx, size_t len, bool last)
+{
+	struct conn *c = ctx;
+	struct h2_session *hs = c->h2;
+
+	if (c->send_posted || c->splice_posted)
+		return 0;
+	if (last) {
+		hs->out_len = len;
+		batch_close(c);
+		c->close_after = true;
 	}
-	hs->reading = NULL;
+	if (kernel_encrypts(c)) {
+		conn_post_send(c, 0);
+		return 1;
+	}
+	if (c->wire.tx_len > 0)
+		return 0;
+	if (tls_write(c->ssl, hs->out, hs->out_len) != TLS_DONE) {
+		conn_abort(c, "TLS write failed");
+		return -1;
+	}
+	conn_post_send(c, 0);
+	return 1; /* the next batch is prepared while this one is sent */
+}
+
+/* The --h2-sendfile pipeline: the frame header went out in its batch; its
+ * payload goes file -> pipe -> socket, a pipe at a time. */
+static int splice_payload(void *ctx, struct h2_stream *s)
+{
+	struct conn *c = ctx;
+	struct h2_session *hs = c->h2;
+
+	if (c->send_posted || c->splice_posted)
+		return 0;
+	if (c->wire.tx_len > 0) {
+		conn_post_send(c, 0);
+		return 0;
+	}
+	if (c->splice_len > 0) {
+		body_send_post_splice(c, CONN_OP_SPLICE_OUT, -1, c->splice_len, 0, 0);
+		return 0;
+	}
+	if (hs->sf_len > 0) {
+		size_t n = hs->sf_len < c->pipe_size ? hs->sf_len : c->pipe_size;
+		body_send_post_splice(c, CONN_OP_SPLICE_IN, s->file_fd, n, hs->sf_off, 0);
+		return 0;
+	}
+	return 1;
+}
+
+static const struct h2_io ring_io = {
+    .batch_open = batch_open,
+    .batch_close = batch_close,
+    .post_read = post_read,
+    .send = send_batch,
+    .splice = splice_payload,
+};
+
+/* The session's counters go to the worker's statistics. */
+static void take_counters(struct conn *c)
+{
+	struct h2_counters k = {0};
+
+	h2_session_take_counters(c->h2, &k);
+	c->w->stats.requests += k.requests;
+	c->w->stats.body_copy += k.body_copy;
+	c->w->stats.truncated += k.truncated;
+}
+
+/* ---- the session's environment ---- */
+
+static const char *env_date(void *ctx)
+{
+	struct conn *c = ctx;
+	return worker_date(c->w);
+}
+
+static void env_resolve(void *ctx, const char *target, size_t len, struct static_target *out)
+{
+	struct conn *c = ctx;
+	resolve_target(c->w->srv, target, len, out);
+}
+
+/* Opens rel again, and only if it is still the file the response head
+ * described (its validators went out already). */
+static int env_reopen(void *ctx, const char *rel, const struct static_file *expect)
+{
+	struct conn *c = ctx;
+	struct stat st;
+	int fd = file_open_beneath(c->w->srv->root_fd, rel, &st);
+
+	if (fd < 0)
+		return -1;
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_ino != expect->ino ||
+	    (uint64_t)st.st_size != expect->size || st.st_mtim.tv_sec != expect->mtime_sec ||
+	    st.st_mtim.tv_nsec != expect->mtime_nsec) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One access-log line per stream, the client's bytes escaped
+ * (access_log_escape) so they cannot forge fields or lines. */
+static void env_stream_done(void *ctx, const struct h2_stream_record *r)
+{
+	struct conn *c = ctx;
+	struct access_log *al = &c->w->alog;
+	char when[32], method[64], path[256];
+
+	if (al->fd < 0)
+		return;
+	access_log_time(when);
+	access_log_escape(method, sizeof(method), r->method ? r->method : "-",
+			  r->method ? r->method_len : 1);
+	access_log_escape(path, sizeof(path), r->path ? r->path : "-", r->path ? r->path_len : 1);
+	access_log_line(al, "%s [%s] \"%s %s HTTP/2\" %d %llu %.3f HTTP/2 %s %s ktls=%s body=%s%s",
+			c->peer_text, when, method, path, r->status,
+			(unsigned long long)r->bytes_out, (double)r->duration_ms / 1000.0,
+			tls_version_name(c->ssl), tls_cipher_name(c->ssl),
+			c->wire.ktls_tx ? "tx" : "off",
+			r->file_body ? (c->h2->sendfile ? "splice" : "framed") : "none",
+			r->truncated ? " truncated" : r->reset ? " reset" : "");
+}
+
+static void env_event(void *ctx, enum h2_event ev, const struct h2_stream *s, int err)
+{
+	struct conn *c = ctx;
+
+	switch (ev) {
+	case H2_EV_FILE_CHANGED:
+		log_msg(LOG_WARN, "h2 stream %d: %s changed or went away before its body; "
+				  "resetting the stream",
+			s->id, s->rel ? s->rel : "the file");
+		break;
+	case H2_EV_FILE_SHORT:
+		log_msg(LOG_WARN, "h2 stream %d: file shrank or failed during the response (%s); "
+				  "closing",
+			s->id, err < 0 ? strerror(-err) : "short read");
+		break;
+	case H2_EV_RESET_FLOOD:
+		log_msg(LOG_DEBUG, "%s: HTTP/2: stream resets over --h2-reset-rate; GOAWAY",
+			c->peer_text);
+		break;
+	}
 }
 
 void h2_read_complete(struct h2_stream *s, int res)
 {
-	struct conn *c = s->hs->c;
+	struct conn *c = s->hs->env.ctx;
 
 	h2_session_read_done(s, res);
 	conn_op_done(c);
@@ -78,9 +229,27 @@ void h2_read_complete(struct h2_stream *s, int res)
 void h2_conn_start(struct conn *c)
 {
 	const struct config *cfg = c->w->srv->cfg;
+	const struct h2_env env = {
+	    .limits =
+		{
+		    .max_streams = cfg->h2_max_streams,
+		    .max_header_list = cfg->h2_max_header_list,
+		    .reset_rate = cfg->h2_reset_rate,
+		    .max_continuations = cfg->h2_max_continuations,
+		    .keepalive_requests = cfg->keepalive_requests,
+		},
+	    .now_ms = &c->w->now_ms,
+	    .boundary_seed = &c->w->boundary_seed,
+	    .ctx = c,
+	    .date = env_date,
+	    .resolve = env_resolve,
+	    .reopen = env_reopen,
+	    .stream_done = env_stream_done,
+	    .event = env_event,
+	};
 	struct h2_session *hs;
 
-	if (h2_session_new(&hs, c) < 0) {
+	if (h2_session_new(&hs, &env) < 0) {
 		conn_abort(c, "HTTP/2 session set-up failed");
 		return;
 	}
@@ -119,47 +288,6 @@ static bool take_input(struct conn *c)
 			return false;
 		if (rc == 0)
 			return true;
-	}
-}
-
-/* The --h2-sendfile pipeline: frames up to a DATA frame's header, that
- * header in a send of its own, the payload by splice, and again. */
-static void output_sendfile(struct conn *c)
-{
-	struct h2_session *hs = c->h2;
-
-	for (;;) {
-		if (c->send_posted || c->splice_posted)
-			return;
-		if (c->wire.tx_len > 0) {
-			conn_post_send(c, 0);
-			return;
-		}
-		if (c->splice_len > 0) {
-			body_send_post_splice(c, CONN_OP_SPLICE_OUT, -1, c->splice_len, 0, 0);
-			return;
-		}
-		if (hs->sf && hs->sf_len > 0) {
-			size_t n = hs->sf_len < c->pipe_size ? hs->sf_len : c->pipe_size;
-			body_send_post_splice(c, CONN_OP_SPLICE_IN, hs->sf->file_fd, n, hs->sf_off,
-					      0);
-			return;
-		}
-		if (hs->sf) {
-			struct h2_stream *s = hs->sf;
-			hs->sf = NULL;
-			h2_stream_release(s);
-		}
-		if (!batch_open(hs))
-			return;
-		int rv = h2_session_fill(hs);
-		batch_close(hs);
-		if (rv != 0) {
-			conn_abort(c, "HTTP/2 send failed");
-			return;
-		}
-		if (c->wire.tx_len == 0 && !hs->sf)
-			return;
 	}
 }
 
@@ -283,51 +411,18 @@ void h2_drive(struct conn *c)
 	if (!c->recv_posted && !c->peer_eof && c->wire.rx_end - c->wire.rx_start < c->rx_cap)
 		conn_post_recv(c);
 
-	if (hs->sendfile) {
-		output_sendfile(c);
-		if (c->state != CONN_H2)
-			return;
+	/* Fill, read, send: the session decides, the ring does it. */
+	if (h2_session_pump(hs, &ring_io) != 0) {
+		conn_abort(c, "HTTP/2 send failed"); /* unless a callback said why */
+		return;
 	}
-	while (!hs->sendfile) {
-		/* Fill a batch: frames, and the holes for file bytes. */
-		if (hs->reads_pending == 0 && !hs->cut && batch_open(hs)) {
-			int rv = h2_session_fill(hs);
-			batch_close(hs);
-			if (rv != 0) {
-				conn_abort(c, "HTTP/2 send failed");
-				return;
-			}
-			post_reads(hs);
-		}
-		if (hs->reads_pending > 0 || c->send_posted || hs->out_len == 0)
-			break;
-		/* The batch is complete: one send. */
-		if (hs->cut) {
-			hs->out_len = hs->cut_at;
-			batch_close(hs);
-			c->close_after = true;
-		}
-		if (kernel_encrypts(c)) {
-			conn_post_send(c, 0);
-			hs->out_len = 0;
-			break;
-		}
-		if (c->wire.tx_len > 0)
-			break;
-		if (tls_write(c->ssl, hs->out, hs->out_len) != TLS_DONE) {
-			conn_abort(c, "TLS write failed");
-			return;
-		}
-		hs->out_len = 0;
-		conn_post_send(c, 0);
-		if (hs->cut)
-			break;
-		/* loop: prepare the next batch while this one is sent */
-	}
+	if (c->state != CONN_H2)
+		return;
 	if (hs->cut && !c->send_posted && hs->reads_pending == 0 && c->wire.tx_len == 0) {
 		conn_abort(c, "file shrank under an HTTP/2 response");
 		return;
 	}
+	take_counters(c);
 	update_deadline(c);
 	bool idle = !nghttp2_session_want_read(hs->ng) && !nghttp2_session_want_write(hs->ng);
 	if ((idle || (c->peer_eof && !nghttp2_session_want_write(hs->ng))) && !c->send_posted &&
@@ -356,6 +451,7 @@ void h2_conn_free(struct conn *c)
 		return;
 	if (!kernel_encrypts(c))
 		free(hs->out);
+	take_counters(c);
 	h2_session_free(hs);
 	c->h2 = NULL;
 }

@@ -1,19 +1,15 @@
-#include "server/h2_session.h"
+/* The streams of an HTTP/2 session: from a request's fields to a response
+ * submitted to nghttp2, and the DATA payloads nghttp2 then asks for. See
+ * proto/h2_stream.h. */
+#include "proto/h2_stream.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "ktls/tls.h"
 #include "proto/resp_head.h"
 #include "proto/status.h"
-#include "server/conn.h"
-#include "server/file.h"
-#include "server/log.h"
-#include "server/resolve.h"
-#include "server/worker.h"
 
 static void wake_waiter(struct h2_session *hs);
 
@@ -48,7 +44,7 @@ static void unqueue(struct h2_stream *s)
 	s->waiting = false;
 }
 
-static void stream_free(struct h2_stream *s)
+void h2_stream_free(struct h2_stream *s)
 {
 	struct h2_session *hs = s->hs;
 	if (s->prev)
@@ -71,7 +67,7 @@ static void stream_free(struct h2_stream *s)
 void h2_stream_release(struct h2_stream *s)
 {
 	if (s->closed && !s->read_posted && s->niov == 0 && s->hs->sf != s)
-		stream_free(s);
+		h2_stream_free(s);
 }
 
 /* A file slot came free: the first stream waiting for one may go on. */
@@ -91,7 +87,6 @@ static void wake_waiter(struct h2_session *hs)
 static int stream_open_file(struct h2_stream *s)
 {
 	struct h2_session *hs = s->hs;
-	struct stat st;
 	int fd;
 
 	if (s->file_fd >= 0)
@@ -109,33 +104,13 @@ static int stream_open_file(struct h2_stream *s)
 		}
 		return 1;
 	}
-	fd = file_open_beneath(hs->c->w->srv->root_fd, s->rel, &st);
+	fd = hs->env.reopen(hs->env.ctx, s->rel, &s->file);
 	if (fd < 0)
 		return -1;
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_ino != s->file.ino ||
-	    (uint64_t)st.st_size != s->file.size || st.st_mtim.tv_sec != s->file.mtime_sec ||
-	    st.st_mtim.tv_nsec != s->file.mtime_nsec) {
-		close(fd);
-		return -1;
-	}
 	s->file_fd = fd;
 	s->counted_file = true;
 	hs->open_files++;
 	return 0;
-}
-
-static ssize_t send_cb(nghttp2_session *ng, const uint8_t *data, size_t len, int flags, void *ud)
-{
-	struct h2_session *hs = ud;
-	size_t room = hs->out_cap - hs->out_len;
-
-	if (room == 0)
-		return NGHTTP2_ERR_WOULDBLOCK;
-	if (len > room)
-		len = room;
-	memcpy(hs->out + hs->out_len, data, len);
-	hs->out_len += len;
-	return (ssize_t)len;
 }
 
 static size_t page_left(const struct h2_stream *s)
@@ -171,9 +146,7 @@ static ssize_t read_cb(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len
 			case 1:
 				return NGHTTP2_ERR_DEFERRED;
 			default:
-				log_msg(LOG_WARN, "h2 stream %d: %s changed or went away before its "
-						  "body; resetting the stream",
-					s->id, s->rel ? s->rel : "the file");
+				s->hs->env.event(s->hs->env.ctx, H2_EV_FILE_CHANGED, s, 0);
 				s->reset_ours = true;
 				return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 			}
@@ -194,7 +167,7 @@ static ssize_t read_cb(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len
 	return (ssize_t)n;
 }
 
-static int send_data_cb(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t *framehd,
+int h2_stream_send_data(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t *framehd,
 			size_t length, nghttp2_data_source *src, void *ud)
 {
 	struct h2_session *hs = ud;
@@ -245,14 +218,13 @@ static int send_data_cb(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t
 	hs->out_len += length;
 	s->bytes_out += FRAME_HEADER + length;
 	s->pend = PEND_NONE;
-	hs->packed_ms = hs->c->w->now_ms;
+	hs->packed_ms = h2_now(hs);
 	return 0;
 }
 
 void h2_session_read_done(struct h2_stream *s, int res)
 {
 	struct h2_session *hs = s->hs;
-	struct conn *c = hs->c;
 
 	s->read_posted = false;
 	hs->reads_pending--;
@@ -264,10 +236,8 @@ void h2_session_read_done(struct h2_stream *s, int res)
 		if (!hs->cut || s->first_frame < hs->cut_at)
 			hs->cut_at = s->first_frame;
 		hs->cut = true;
-		c->w->stats.truncated++;
-		log_msg(LOG_WARN, "h2 stream %d: file shrank or failed during the response (%s); "
-				  "closing",
-			s->id, res < 0 ? strerror(-res) : "short read");
+		hs->counters.truncated++;
+		hs->env.event(hs->env.ctx, H2_EV_FILE_SHORT, s, res < 0 ? res : 0);
 	}
 	s->niov = 0;
 	/* The last file bytes are in: give the slot to a stream that waits. */
@@ -277,60 +247,7 @@ void h2_session_read_done(struct h2_stream *s, int res)
 		h2_stream_release(s);
 }
 
-/* ---- resets: the client's and those it makes us send ---- */
-
-/* One budget of --h2-reset-rate per second (a burst of ten seconds' worth)
- * for every stream reset either side sends because of the client: its own
- * RST_STREAMs (rapid reset, CVE-2023-44487) and the ones its misbehaviour
- * forces on us (window overflows, stream protocol errors: "MadeYouReset",
- * CVE-2025-8671). nghttp2 1.52 counts only the former. false: the budget is
- * spent and the session is being terminated. */
-static bool reset_charge(struct h2_session *hs)
-{
-	unsigned rate = hs->c->w->srv->cfg->h2_reset_rate;
-	uint64_t now = hs->c->w->now_ms;
-	uint64_t burst = (uint64_t)rate * 10;
-
-	if (now - hs->reset_refill_ms >= 1000) {
-		uint64_t secs = (now - hs->reset_refill_ms) / 1000;
-		uint64_t t = hs->reset_tokens + secs * rate;
-		hs->reset_tokens = (unsigned)(t < burst ? t : burst);
-		hs->reset_refill_ms += secs * 1000;
-	}
-	if (hs->reset_tokens > 0) {
-		hs->reset_tokens--;
-		return true;
-	}
-	if (!hs->terminated) {
-		log_msg(LOG_DEBUG, "%s: HTTP/2: stream resets over --h2-reset-rate; GOAWAY",
-			hs->c->peer_text);
-		hs->stopping = true;
-		hs->terminated = true;
-		nghttp2_session_terminate_session(hs->ng, NGHTTP2_ENHANCE_YOUR_CALM);
-	}
-	return false;
-}
-
-static int frame_send_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
-{
-	struct h2_session *hs = ud;
-
-	if (frame->hd.type == NGHTTP2_RST_STREAM) {
-		struct h2_stream *s = nghttp2_session_get_stream_user_data(ng, frame->hd.stream_id);
-		if (!s || !s->reset_ours)
-			reset_charge(hs);
-	} else if (frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) {
-		hs->packed_ms = hs->c->w->now_ms; /* a response moved (see the send timeout) */
-	}
-	return 0;
-}
-
-/* ---- requests ---- */
-
-static struct h2_session *hs_of(void *ud)
-{
-	return ud;
-}
+/* ---- the request ---- */
 
 static struct h2_field *field_of(struct h2_stream *s, const uint8_t *name, size_t len)
 {
@@ -360,26 +277,21 @@ static const char *value_of(const struct h2_stream *s, const struct h2_field *f)
 	return f->set ? s->arena + f->off : NULL;
 }
 
-static int begin_headers_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
+struct h2_stream *h2_stream_new(struct h2_session *hs, int32_t id)
 {
-	struct h2_session *hs = ud;
-	struct h2_stream *s;
+	struct h2_stream *s = calloc(1, sizeof(*s));
 
-	if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
-		return 0;
-	s = calloc(1, sizeof(*s));
 	if (!s)
-		return NGHTTP2_ERR_CALLBACK_FAILURE;
+		return NULL;
 	s->hs = hs;
-	s->id = frame->hd.stream_id;
+	s->id = id;
 	s->file_fd = -1;
-	s->start_ms = hs->c->w->now_ms;
+	s->start_ms = h2_now(hs);
 	s->next = hs->streams;
 	if (hs->streams)
 		hs->streams->prev = s;
 	hs->streams = s;
-	nghttp2_session_set_stream_user_data(ng, s->id, s);
-	return 0;
+	return s;
 }
 
 /* Keeps a copy of a field we act on; the arena grows to what the request
@@ -405,17 +317,14 @@ static bool keep_field(struct h2_stream *s, struct h2_field *f, const uint8_t *v
 	return true;
 }
 
-static int header_cb(nghttp2_session *ng, const nghttp2_frame *frame, const uint8_t *name,
-		     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags, void *ud)
+int h2_stream_header(struct h2_stream *s, const uint8_t *name, size_t namelen,
+		     const uint8_t *value, size_t valuelen)
 {
-	struct h2_stream *s = nghttp2_session_get_stream_user_data(ng, frame->hd.stream_id);
 	struct h2_field *f;
 
-	if (!s || frame->hd.type != NGHTTP2_HEADERS)
-		return 0;
 	/* RFC 9113 6.5.2 counts 32 bytes of overhead per field. */
 	s->header_bytes += namelen + valuelen + 32;
-	if (s->header_bytes > hs_of(ud)->c->w->srv->cfg->h2_max_header_list)
+	if (s->header_bytes > s->hs->env.limits.max_header_list)
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* the stream is reset */
 	f = field_of(s, name, namelen);
 	if (!f)
@@ -430,6 +339,8 @@ static bool is(const struct h2_stream *s, const struct h2_field *f, const char *
 {
 	return f->set && f->len == strlen(word) && memcmp(s->arena + f->off, word, f->len) == 0;
 }
+
+/* ---- the response ---- */
 
 static void add_nv(nghttp2_nv *nv, size_t *n, const char *name, const char *value,
 		   size_t value_len)
@@ -470,7 +381,7 @@ static int respond_page(struct h2_session *hs, struct h2_stream *s, int status, 
 	s->page_len = status_page(status, s->page_buf, 512);
 	s->page = s->page_buf;
 	s->body.done = true;
-	resp_head_page(&h, status, worker_date(hs->c->w), s->page_len,
+	resp_head_page(&h, status, hs->env.date(hs->env.ctx), s->page_len,
 		       status == 301 ? s->location : NULL);
 	return submit(hs, s, &h, !head);
 }
@@ -506,7 +417,7 @@ static int respond_file(struct h2_session *hs, struct h2_stream *s, struct stati
 	req.if_range_len = s->if_range.len;
 
 	s->file = res->file;
-	static_file_respond(&req, &s->file, hs->c->w->boundary_seed++, sr);
+	static_file_respond(&req, &s->file, (*hs->env.boundary_seed)++, sr);
 	s->status = sr->status;
 	bool body = sr->send_body && sr->content_length > 0;
 	if (body && sr->nranges > 1 && !(s->lit = malloc(STATIC_PART_HEADER_MAX))) {
@@ -522,25 +433,26 @@ static int respond_file(struct h2_session *hs, struct h2_stream *s, struct stati
 		if (body && !(s->rel = strdup(res->rel)))
 			return NGHTTP2_ERR_NOMEM;
 	}
-	resp_head_file(&h, sr, worker_date(hs->c->w));
+	resp_head_file(&h, sr, hs->env.date(hs->env.ctx));
 	if (body) {
 		body_start(&s->body, sr, &s->file);
-		hs->c->w->stats.body_copy++;
+		hs->counters.body_copy++;
 	}
 	return submit(hs, s, &h, body);
 }
 
-static int on_request(struct h2_session *hs, struct h2_stream *s)
+int h2_stream_respond(struct h2_stream *s)
 {
+	struct h2_session *hs = s->hs;
 	struct static_target res;
 	bool head = is(s, &s->method, "HEAD");
 
-	hs->c->w->stats.requests++;
+	hs->counters.requests++;
 	if (s->bad || !s->path.set)
 		return respond_page(hs, s, 400, head);
 	if (!head && !is(s, &s->method, "GET"))
 		return respond_page(hs, s, 405, false);
-	resolve_target(hs->c->w->srv, value_of(s, &s->path), s->path.len, &res);
+	hs->env.resolve(hs->env.ctx, value_of(s, &s->path), s->path.len, &res);
 	if (res.status == 301 && !(s->location = strdup(res.location)))
 		return NGHTTP2_ERR_NOMEM;
 	if (res.status)
@@ -548,231 +460,23 @@ static int on_request(struct h2_session *hs, struct h2_stream *s)
 	return respond_file(hs, s, &res, head);
 }
 
-/* --keepalive-requests on HTTP/2 counts streams, as nginx does: the last
- * one allowed is answered and GOAWAY names it, so the client retries the
- * rest on a new connection. Streams it opened before it saw the GOAWAY
- * are refused (REFUSED_STREAM: never processed, safe to retry). */
-static bool over_request_limit(struct h2_session *hs, struct h2_stream *s)
+void h2_stream_done(struct h2_stream *s, uint32_t error)
 {
-	unsigned limit = hs->c->w->srv->cfg->keepalive_requests;
-
-	if (!limit)
-		return false;
-	if (++hs->requests <= limit)
-		return false;
-	s->reset_ours = true;
-	nghttp2_submit_rst_stream(hs->ng, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_REFUSED_STREAM);
-	return true;
-}
-
-static void goaway_at(struct h2_session *hs, int32_t last)
-{
-	if (hs->stopping)
-		return;
-	hs->stopping = true;
-	nghttp2_submit_goaway(hs->ng, NGHTTP2_FLAG_NONE, last, NGHTTP2_NO_ERROR, NULL, 0);
-}
-
-static int frame_recv_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *ud)
-{
-	struct h2_session *hs = ud;
-	struct h2_stream *s;
-
-	if (frame->hd.type == NGHTTP2_RST_STREAM) {
-		reset_charge(hs);
-		return 0;
-	}
-	if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
-		return 0;
-	s = nghttp2_session_get_stream_user_data(ng, frame->hd.stream_id);
-	if (!s || over_request_limit(hs, s))
-		return 0;
-	/* Answer at the end of the head; a request body, if any, is not read
-	 * (only GET and HEAD are served). */
-	if (on_request(hs, s) != 0) {
-		s->reset_ours = true;
-		nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_INTERNAL_ERROR);
-	}
-	unsigned limit = hs->c->w->srv->cfg->keepalive_requests;
-	if (limit && hs->requests == limit)
-		goaway_at(hs, s->id);
-	return 0;
-}
-
-/* One access-log line per stream, the client's bytes escaped
- * (access_log_escape) so they cannot forge fields or lines. */
-static void log_stream(struct h2_session *hs, struct h2_stream *s, uint32_t error)
-{
-	struct conn *c = hs->c;
-	struct access_log *al = &c->w->alog;
-	char when[32], method[64], path[256];
-	const char *m = value_of(s, &s->method), *p = value_of(s, &s->path);
-
-	if (al->fd < 0 || !s->status)
-		return;
-	access_log_time(when);
-	access_log_escape(method, sizeof(method), m ? m : "-", m ? s->method.len : 1);
-	access_log_escape(path, sizeof(path), p ? p : "-", p ? s->path.len : 1);
-	access_log_line(al, "%s [%s] \"%s %s HTTP/2\" %d %llu %.3f HTTP/2 %s %s ktls=%s body=%s%s",
-			c->peer_text, when, method, path, s->status,
-			(unsigned long long)s->bytes_out, (double)(c->w->now_ms - s->start_ms) / 1000.0,
-			tls_version_name(c->ssl), tls_cipher_name(c->ssl),
-			c->wire.ktls_tx ? "tx" : "off",
-			s->file.size || s->rel || s->file_fd >= 0 ? (hs->sendfile ? "splice" : "framed")
-								  : "none",
-			s->truncated ? " truncated" : error ? " reset" : "");
-}
-
-static int stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t error, void *ud)
-{
-	struct h2_session *hs = ud;
-	struct h2_stream *s = nghttp2_session_get_stream_user_data(ng, id);
-
-	hs->idle_since_ms = hs->c->w->now_ms;
-	if (!s)
-		return 0;
-	log_stream(hs, s, error);
-	nghttp2_session_set_stream_user_data(ng, id, NULL);
-	s->closed = true;
-	h2_stream_release(s);
-	/* else: its holes are in the batch; freed when the readv completes */
-	return 0;
-}
-
-/* ---- input ---- */
-
-/* Follows the frame boundaries of what the client sends: a header block
- * (HEADERS, then CONTINUATIONs up to END_HEADERS) starts with the first
- * byte of its HEADERS frame, however slowly that frame arrives. */
-static void scan_input(struct h2_session *hs, const uint8_t *p, size_t n)
-{
-	struct h2_frame_scan *sc = &hs->scan;
-	uint64_t now = hs->c->w->now_ms;
-
-	while (n > 0) {
-		if (sc->skip > 0) {
-			size_t k = sc->skip < n ? sc->skip : n;
-			sc->skip -= k;
-			p += k;
-			n -= k;
-			if (sc->skip == 0 && sc->ends_block)
-				hs->header_block_ms = 0;
-			continue;
-		}
-		if (sc->head_have == 0)
-			sc->frame_start_ms = now;
-		size_t k = FRAME_HEADER - sc->head_have < n ? FRAME_HEADER - sc->head_have : n;
-		memcpy(sc->head + sc->head_have, p, k);
-		sc->head_have += k;
-		p += k;
-		n -= k;
-		if (sc->head_have < FRAME_HEADER)
-			break;
-		sc->head_have = 0;
-		sc->skip = (size_t)sc->head[0] << 16 | (size_t)sc->head[1] << 8 | sc->head[2];
-		uint8_t type = sc->head[3], flags = sc->head[4];
-		if (type == NGHTTP2_HEADERS && !hs->header_block_ms)
-			hs->header_block_ms = sc->frame_start_ms ? sc->frame_start_ms : 1;
-		sc->ends_block = (type == NGHTTP2_HEADERS || type == NGHTTP2_CONTINUATION) &&
-				 (flags & NGHTTP2_FLAG_END_HEADERS);
-		if (sc->skip == 0 && sc->ends_block)
-			hs->header_block_ms = 0;
-	}
-}
-
-ssize_t h2_session_recv(struct h2_session *hs, const uint8_t *data, size_t len)
-{
-	ssize_t rv = nghttp2_session_mem_recv(hs->ng, data, len);
-	if (rv > 0)
-		scan_input(hs, data, (size_t)rv);
-	return rv;
-}
-
-bool h2_session_owes(const struct h2_session *hs)
-{
-	for (const struct h2_stream *s = hs->streams; s; s = s->next)
-		if (s->status && !s->closed &&
-		    !nghttp2_session_get_stream_local_close(hs->ng, s->id))
-			return true;
-	return false;
-}
-
-/* ---- the session ---- */
-
-int h2_session_new(struct h2_session **out, struct conn *c)
-{
-	const struct config *cfg = c->w->srv->cfg;
-	nghttp2_session_callbacks *cb = NULL;
-	nghttp2_option *opt = NULL;
-	struct h2_session *hs = calloc(1, sizeof(*hs));
-	int rc = -1;
-
-	if (!hs || nghttp2_session_callbacks_new(&cb) != 0 || nghttp2_option_new(&opt) != 0)
-		goto out;
-	hs->c = c;
-	hs->scan.skip = NGHTTP2_CLIENT_MAGIC_LEN;
-	hs->idle_since_ms = c->w->now_ms;
-	hs->reset_tokens = cfg->h2_reset_rate * 10;
-	hs->reset_refill_ms = c->w->now_ms;
-	nghttp2_session_callbacks_set_send_callback(cb, send_cb);
-	nghttp2_session_callbacks_set_send_data_callback(cb, send_data_cb);
-	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, begin_headers_cb);
-	nghttp2_session_callbacks_set_on_header_callback(cb, header_cb);
-	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, frame_recv_cb);
-	nghttp2_session_callbacks_set_on_frame_send_callback(cb, frame_send_cb);
-	nghttp2_session_callbacks_set_on_stream_close_callback(cb, stream_close_cb);
-
-	/* The floods of 2019 and 2023: nghttp2 counts them, we set the limits.
-	 * (Resets are also counted here, with those we are made to send.) */
-	nghttp2_option_set_max_continuations(opt, cfg->h2_max_continuations);
-	nghttp2_option_set_stream_reset_rate_limit(opt, (uint64_t)cfg->h2_reset_rate * 10,
-						   cfg->h2_reset_rate);
-	nghttp2_option_set_max_outbound_ack(opt, 1000);
-	nghttp2_option_set_max_settings(opt, 32);
-	nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
-	if (nghttp2_session_server_new2(&hs->ng, cb, hs, opt) != 0)
-		goto out;
-
-	nghttp2_settings_entry iv[] = {
-	    {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, cfg->h2_max_streams},
-	    {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, cfg->h2_max_header_list},
-	    {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+	struct h2_session *hs = s->hs;
+	struct h2_stream_record rec = {
+	    .id = s->id,
+	    .method = value_of(s, &s->method),
+	    .method_len = s->method.len,
+	    .path = value_of(s, &s->path),
+	    .path_len = s->path.len,
+	    .status = s->status,
+	    .bytes_out = s->bytes_out,
+	    .duration_ms = h2_now(hs) - s->start_ms,
+	    .file_body = s->file.size || s->rel || s->file_fd >= 0,
+	    .truncated = s->truncated,
+	    .reset = error != 0,
 	};
-	if (nghttp2_submit_settings(hs->ng, NGHTTP2_FLAG_NONE, iv, sizeof(iv) / sizeof(iv[0])) != 0)
-		goto out;
-	rc = 0;
-out:
-	if (cb)
-		nghttp2_session_callbacks_del(cb);
-	if (opt)
-		nghttp2_option_del(opt);
-	if (rc < 0) {
-		if (hs && hs->ng)
-			nghttp2_session_del(hs->ng);
-		free(hs);
-		return -ENOMEM;
-	}
-	*out = hs;
-	return 0;
-}
 
-bool h2_session_goaway(struct h2_session *hs)
-{
-	if (hs->stopping)
-		return false;
-	goaway_at(hs, nghttp2_session_get_last_proc_stream_id(hs->ng));
-	return true;
-}
-
-int h2_session_fill(struct h2_session *hs)
-{
-	return nghttp2_session_send(hs->ng);
-}
-
-void h2_session_free(struct h2_session *hs)
-{
-	nghttp2_session_del(hs->ng);
-	while (hs->streams)
-		stream_free(hs->streams);
-	free(hs);
+	if (s->status)
+		hs->env.stream_done(hs->env.ctx, &rec);
 }
