@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "proto/httpdate.h"
-#include "server/body.h"
+#include "proto/body.h"
 
 #define MAX_PIECES (2 * STATIC_MAX_RANGES + 1)
 
@@ -98,7 +98,7 @@ static void check_framing(const struct static_response *resp, const struct stati
 	}
 }
 
-/* Walks the body with server/body.c the way the senders do, with room sizes
+/* Walks the body with proto/body.c the way the senders do, with room sizes
  * drawn from rng, short reads included, and compares it with the pieces. */
 static void walk_body(const struct static_response *resp, const struct static_file *file,
                       const struct piece *p, size_t np, uint64_t *rng)

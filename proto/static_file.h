@@ -6,6 +6,7 @@
 #ifndef KTLSD_PROTO_STATIC_FILE_H
 #define KTLSD_PROTO_STATIC_FILE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +33,17 @@ struct static_file {
 	int64_t mtime_sec;
 	long mtime_nsec;
 	const char *content_type; /* from mime_lookup */
+};
+
+/* What a request-target comes to, for both HTTP versions: the server fills
+ * it (it opens files beneath the root, server/resolve.c), the protocol code
+ * answers from it. */
+struct static_target {
+	int status;                       /* 0: serve fd; else 301, 400, 403, 404, 414, 500, 503 */
+	int fd;                           /* status 0: the open file, owned by the caller */
+	struct static_file file;          /* status 0: its metadata */
+	char rel[PATH_MAX];               /* the file, relative to the root */
+	char location[PATH_MAX * 3 + 4];  /* 301: the directory with its slash, %-encoded */
 };
 
 struct static_response {

@@ -13,7 +13,7 @@
 
 #include "proto/h1_parser.h"
 #include "proto/static_file.h"
-#include "server/body.h"
+#include "proto/body.h"
 #include "server/ring.h"
 
 struct sock;

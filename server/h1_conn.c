@@ -2,12 +2,12 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "proto/resp_head.h"
 #include "proto/status.h"
 #include "server/body_send.h"
 #include "server/conn.h"
@@ -18,39 +18,26 @@
 
 #define HEAD_MAX 2048
 
-/* A response head being written into a reserved buffer: every piece is
- * checked against the room left, and once one does not fit the head is
- * marked too long and nothing more is written. */
-struct head {
-	char *buf;
-	size_t cap, len;
-	bool too_long;
-};
-
-__attribute__((format(printf, 2, 3))) static void head_add(struct head *h, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (h->too_long)
-		return;
-	va_start(ap, fmt);
-	int n = vsnprintf(h->buf + h->len, h->cap - h->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= h->cap - h->len) {
-		h->too_long = true;
-		return;
-	}
-	h->len += (size_t)n;
-}
-
-static const char *connection_header(const struct conn *c)
+/* The Connection field HTTP/1.1 needs, or NULL. */
+static const char *connection_value(const struct conn *c)
 {
 	const struct h1_request *req = &c->parser->req;
 	if (c->close_after)
-		return "Connection: close\r\n";
+		return "close";
 	if (req->version_major == 1 && req->version_minor == 0)
-		return "Connection: keep-alive\r\n";
-	return "";
+		return "keep-alive";
+	return NULL;
+}
+
+/* Serializes h, with the Connection field, into the room reserved at out;
+ * -ENOSPC when it does not fit (nothing is committed then). */
+static ssize_t head_write(struct conn *c, struct resp_head *h, char *out, size_t cap)
+{
+	const char *connection = connection_value(c);
+
+	if (connection)
+		resp_head_add(h, RESP_CONNECTION, connection);
+	return resp_head_h1(h, out, cap);
 }
 
 /* "METHOD TARGET HTTP/x.y" for the access log and error messages, the
@@ -79,79 +66,67 @@ static void log_request_line(struct conn *c, const char *method)
 
 /* A response with a small generated body (errors, redirects): head and body
  * go out together; the connection may stay open unless the caller said so.
- * The head has room for extra_headers whatever their length (a Location
- * can be 12 KiB). */
-static void respond_page(struct conn *c, int status, const char *extra_headers)
+ * The head has room for a Location whatever its length (it can be 12 KiB). */
+static void respond_page(struct conn *c, int status, const char *location)
 {
 	char page[512];
 	size_t plen = status_page(status, page, sizeof(page));
 	bool head = c->parser->req.method == H1_HEAD && c->parser->error_status == 0;
-	size_t cap = HEAD_MAX + strlen(extra_headers);
+	size_t cap = HEAD_MAX + (location ? strlen(location) : 0);
 	char *out = conn_out_reserve(c, cap + plen);
-	struct head h = {.buf = out, .cap = cap};
+	struct resp_head h;
 
 	c->resp.status = status;
 	if (!out) {
 		conn_abort(c, "no room for a response head");
 		return;
 	}
-	head_add(&h,
-		 "HTTP/1.1 %d %s\r\nServer: ktlsd\r\nDate: %s\r\n"
-		 "Content-Type: text/html; charset=utf-8\r\nContent-Length: %zu\r\n%s%s\r\n",
-		 status, status_reason(status), worker_date(c->w), plen, extra_headers,
-		 connection_header(c));
-	if (h.too_long) { /* cannot happen: HEAD_MAX covers the fixed part */
+	resp_head_page(&h, status, worker_date(c->w), plen, location);
+	ssize_t len = head_write(c, &h, out, cap);
+	if (len < 0) { /* cannot happen: HEAD_MAX covers the fixed part */
 		conn_abort(c, "response head too large");
 		return;
 	}
 	if (!head) {
-		memcpy(out + h.len, page, plen);
-		h.len += plen;
+		memcpy(out + len, page, plen);
+		len += (ssize_t)plen;
 	}
-	conn_out_commit(c, h.len);
+	conn_out_commit(c, (size_t)len);
 }
 
-static void respond_file(struct conn *c, const struct resolved *res)
+static void respond_file(struct conn *c, const struct static_target *res)
 {
 	struct response *r = &c->resp;
 	struct static_response *sr = &r->sr;
 	struct static_request sreq;
 	int fd = res->fd;
-	struct head h = {.cap = HEAD_MAX};
+	struct resp_head h;
+	char *out;
 
-	resolve_static_file(c->w->srv, res, &r->file);
+	r->file = res->file;
 	h1_static_request(&c->parser->req, &sreq);
 	static_file_respond(&sreq, &r->file, c->w->boundary_seed++, sr);
 	r->status = sr->status;
 
-	h.buf = conn_out_reserve(c, HEAD_MAX);
-	if (!h.buf) {
+	out = conn_out_reserve(c, HEAD_MAX);
+	if (!out) {
 		close(fd);
 		conn_abort(c, "no room for a response head");
 		return;
 	}
-	head_add(&h, "HTTP/1.1 %d %s\r\nServer: ktlsd\r\nDate: %s\r\n", sr->status,
-		 status_reason(sr->status), worker_date(c->w));
-	if (sr->content_type)
-		head_add(&h, "Content-Type: %s\r\n", sr->content_type);
-	if (sr->status != 304)
-		head_add(&h, "Content-Length: %llu\r\n", (unsigned long long)sr->content_length);
-	if (sr->status == 200 || sr->status == 206 || sr->status == 304)
-		head_add(&h, "Last-Modified: %s\r\nETag: %s\r\n", sr->last_modified, sr->etag);
-	if (sr->content_range[0])
-		head_add(&h, "Content-Range: %s\r\n", sr->content_range);
-	head_add(&h, "Accept-Ranges: bytes\r\n%s\r\n", connection_header(c));
-	if (h.too_long) {
+	resp_head_file(&h, sr, worker_date(c->w));
+	ssize_t len = head_write(c, &h, out, HEAD_MAX);
+	if (len < 0) {
 		/* Only a Content-Type from --mime-types can be this long:
 		 * nothing of this head was committed, so answer 500 in its
 		 * place and keep the connection as it was. */
 		close(fd);
 		log_msg(LOG_ERROR, "\"%s\": response head over %d bytes (Content-Type?): 500",
 			r->request_line, HEAD_MAX);
-		respond_page(c, 500, "");
+		respond_page(c, 500, NULL);
 		return;
 	}
-	conn_out_commit(c, h.len);
+	conn_out_commit(c, (size_t)len);
 
 	if (sr->send_body && sr->content_length > 0) {
 		body_send_start(c, fd);
@@ -163,7 +138,7 @@ static void respond_file(struct conn *c, const struct resolved *res)
 void h1_on_request(struct conn *c)
 {
 	const struct h1_request *req = &c->parser->req;
-	struct resolved resbuf, *res = &resbuf;
+	struct static_target resbuf, *res = &resbuf;
 
 	c->w->stats.requests++;
 	log_request_line(c, req->method_name);
@@ -172,24 +147,17 @@ void h1_on_request(struct conn *c)
 	/* RFC 9112 3.2: a 1.1 request without Host is answered 400. */
 	if (req->version_minor >= 1 && !req->host.ptr) {
 		c->close_after = true;
-		respond_page(c, 400, "");
+		respond_page(c, 400, NULL);
 		return;
 	}
 	if (req->method == H1_OTHER) {
 		c->close_after = c->close_after || req->has_body;
-		respond_page(c, 405, "Allow: GET, HEAD\r\n");
+		respond_page(c, 405, NULL);
 		return;
 	}
 	resolve_target(c->w->srv, req->target.ptr, req->target.len, res);
-	if (res->status == 301) {
-		char loc[sizeof(res->location) + 16];
-		int n = snprintf(loc, sizeof(loc), "Location: %s\r\n", res->location);
-		if (n < 0 || (size_t)n >= sizeof(loc)) /* cannot happen: sized for it */
-			respond_page(c, 500, "");
-		else
-			respond_page(c, 301, loc);
-	} else if (res->status) {
-		respond_page(c, res->status, "");
+	if (res->status) {
+		respond_page(c, res->status, res->status == 301 ? res->location : NULL);
 	} else {
 		respond_file(c, res);
 	}
@@ -203,7 +171,7 @@ void h1_on_parse_error(struct conn *c, int status)
 	log_msg(LOG_DEBUG, "%s: bad request (%d): %s", c->peer_text, status,
 		c->parser->error_reason ? c->parser->error_reason : "?");
 	c->close_after = true;
-	respond_page(c, status ? status : 400, "");
+	respond_page(c, status ? status : 400, NULL);
 }
 
 void h1_on_response_done(struct conn *c, bool aborted)

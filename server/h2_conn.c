@@ -6,10 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "proto/h2_session.h"
 #include "server/bufpool.h"
 #include "server/conn.h"
-#include "server/h2_session.h"
+#include "server/file.h"
 #include "server/log.h"
+#include "server/resolve.h"
 #include "server/sock.h"
 #include "server/worker.h"
 
@@ -21,11 +23,12 @@ static bool kernel_encrypts(const struct conn *c)
 	return !sock_user_tls(c->sock);
 }
 
-/* ---- the batch buffer ---- */
+/* ---- the ring side of the session's pump (struct h2_io) ---- */
 
-static bool batch_open(struct h2_session *hs)
+static bool batch_open(void *ctx)
 {
-	struct conn *c = hs->c;
+	struct conn *c = ctx;
+	struct h2_session *hs = c->h2;
 	struct sock *s = c->sock;
 	size_t cap = c->w->srv->cfg->h2_buffer;
 
@@ -51,10 +54,12 @@ static bool batch_open(struct h2_session *hs)
 }
 
 /* With kTLS the batch's frames become the send buffer's bytes. */
-static void batch_close(struct h2_session *hs)
+static void batch_close(void *ctx)
 {
-	if (kernel_encrypts(hs->c))
-		sock_out_commit(hs->c->sock, hs->out_len);
+	struct conn *c = ctx;
+
+	if (kernel_encrypts(c))
+		sock_out_commit(c->sock, c->h2->out_len);
 }
 
 /* A stream's readv: the ring operation and whose it is. */
@@ -77,37 +82,213 @@ static void read_done(struct ring_op *op, int res, uint32_t flags)
 	sock_release(c->sock);
 }
 
-static bool post_reads(struct h2_session *hs)
+static void post_read(void *ctx, struct h2_stream *st)
 {
-	struct conn *c = hs->c;
+	struct conn *c = ctx;
+	struct h2_read *rd = malloc(sizeof(*rd));
+	struct io_uring_sqe *sqe;
 
-	for (struct h2_stream *s = hs->reading; s; s = s->next_reading) {
-		struct h2_read *rd = malloc(sizeof(*rd));
-		if (!rd) {
-			hs->reading = s; /* the rest are never read: the batch must not leave */
-			return false;
-		}
-		rd->op.complete = read_done;
-		rd->stream = s;
-		rd->c = c;
-		struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
-		io_uring_prep_readv(sqe, s->file_fd, s->iov, (unsigned)s->niov, s->read_off);
-		ring_op_attach(sqe, &rd->op);
-		s->read_posted = true;
-		hs->reads_pending++;
-		sock_hold(c->sock);
-		c->w->stats.read_ops++;
+	if (!rd) {
+		/* The batch must not leave with this hole: give up on it. */
+		conn_abort(c, "out of memory");
+		return;
 	}
-	hs->reading = NULL;
-	return true;
+	rd->op.complete = read_done;
+	rd->stream = st;
+	rd->c = c;
+	sqe = ring_sqe(&c->w->ring);
+	io_uring_prep_readv(sqe, st->file_fd, st->iov, (unsigned)st->niov, st->read_off);
+	ring_op_attach(sqe, &rd->op);
+	sock_hold(c->sock);
+	c->w->stats.read_ops++;
+}
+
+/* The batch is complete: one send. */
+static int send_batch(void *ctx, size_t len, bool last)
+{
+	struct conn *c = ctx;
+	struct h2_session *hs = c->h2;
+	struct sock *s = c->sock;
+
+	if (sock_busy(s))
+		return 0;
+	if (kernel_encrypts(c)) {
+		if (last) /* a file came short: up to the cut, then close */
+			sock_out_uncommit(s, hs->out_len - len);
+	} else if (sock_tx_pending(s)) {
+		return 0; /* the previous batch's records are still leaving */
+	} else if (sock_write(s, hs->out, len) < 0) {
+		conn_abort(c, "TLS write failed");
+		return -1;
+	}
+	if (last)
+		c->close_after = true;
+	sock_send(s, 0);
+	return 1; /* user-space TLS: the next batch is prepared while this one leaves */
+}
+
+/* The --h2-sendfile pipeline: the frame header went out in its batch; its
+ * payload goes file -> pipe -> socket through the transport. */
+static int splice_payload(void *ctx, struct h2_stream *st)
+{
+	struct conn *c = ctx;
+	struct h2_session *hs = c->h2;
+	struct sock *s = c->sock;
+
+	if (sock_busy(s))
+		return 0;
+	if (sock_tx_pending(s)) {
+		sock_send(s, 0);
+		return 0;
+	}
+	if (hs->sf_len > 0) {
+		size_t max = sock_splice_max(s);
+		sock_splice_file(s, st->file_fd, hs->sf_off, hs->sf_len < max ? hs->sf_len : max,
+				 false);
+		return 0;
+	}
+	return 1;
+}
+
+static const struct h2_io ring_io = {
+    .batch_open = batch_open,
+    .batch_close = batch_close,
+    .post_read = post_read,
+    .send = send_batch,
+    .splice = splice_payload,
+};
+
+void h2_spliced(struct conn *c, int res)
+{
+	struct h2_session *hs = c->h2;
+
+	if (res <= 0) {
+		/* The frame header promised bytes we cannot send. */
+		if (res == 0) {
+			c->w->stats.truncated++;
+			log_msg(LOG_WARN, "h2 stream %d: file shrank during the response; closing",
+				hs->sf ? hs->sf->id : 0);
+		}
+		conn_abort(c, res == 0 ? "file shrank under an HTTP/2 response" : "splice failed");
+		return;
+	}
+	hs->sf_off += (uint64_t)res;
+	hs->sf_len -= (size_t)res;
+}
+
+/* The session's counters go to the worker's statistics. */
+static void take_counters(struct conn *c)
+{
+	struct h2_counters k = {0};
+
+	h2_session_take_counters(c->h2, &k);
+	c->w->stats.requests += k.requests;
+	c->w->stats.body_copy += k.body_copy;
+	c->w->stats.truncated += k.truncated;
+}
+
+/* ---- the session's environment ---- */
+
+static const char *env_date(void *ctx)
+{
+	struct conn *c = ctx;
+	return worker_date(c->w);
+}
+
+static void env_resolve(void *ctx, const char *target, size_t len, struct static_target *out)
+{
+	struct conn *c = ctx;
+	resolve_target(c->w->srv, target, len, out);
+}
+
+/* Opens rel again, and only if it is still the file the response head
+ * described (its validators went out already). */
+static int env_reopen(void *ctx, const char *rel, const struct static_file *expect)
+{
+	struct conn *c = ctx;
+	struct stat st;
+	int fd = file_open_beneath(c->w->srv->root_fd, rel, &st);
+
+	if (fd < 0)
+		return -1;
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_ino != expect->ino ||
+	    (uint64_t)st.st_size != expect->size || st.st_mtim.tv_sec != expect->mtime_sec ||
+	    st.st_mtim.tv_nsec != expect->mtime_nsec) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One access-log line per stream, the client's bytes escaped
+ * (access_log_escape) so they cannot forge fields or lines. */
+static void env_stream_done(void *ctx, const struct h2_stream_record *r)
+{
+	struct conn *c = ctx;
+	struct access_log *al = &c->w->alog;
+	char when[32], method[64], path[256];
+
+	if (al->fd < 0)
+		return;
+	access_log_time(when);
+	access_log_escape(method, sizeof(method), r->method ? r->method : "-",
+			  r->method ? r->method_len : 1);
+	access_log_escape(path, sizeof(path), r->path ? r->path : "-", r->path ? r->path_len : 1);
+	access_log_line(al, "%s [%s] \"%s %s HTTP/2\" %d %llu %.3f HTTP/2 %s %s ktls=%s body=%s%s",
+			c->peer_text, when, method, path, r->status,
+			(unsigned long long)r->bytes_out, (double)r->duration_ms / 1000.0,
+			sock_tls_version(c->sock), sock_tls_cipher(c->sock),
+			sock_ktls_tx(c->sock) ? "tx" : "off",
+			r->file_body ? (c->h2->sendfile ? "splice" : "framed") : "none",
+			r->truncated ? " truncated" : r->reset ? " reset" : "");
+}
+
+static void env_event(void *ctx, enum h2_event ev, const struct h2_stream *s, int err)
+{
+	struct conn *c = ctx;
+
+	switch (ev) {
+	case H2_EV_FILE_CHANGED:
+		log_msg(LOG_WARN, "h2 stream %d: %s changed or went away before its body; "
+				  "resetting the stream",
+			s->id, s->rel ? s->rel : "the file");
+		break;
+	case H2_EV_FILE_SHORT:
+		log_msg(LOG_WARN, "h2 stream %d: file shrank or failed during the response (%s); "
+				  "closing",
+			s->id, err < 0 ? strerror(-err) : "short read");
+		break;
+	case H2_EV_RESET_FLOOD:
+		log_msg(LOG_DEBUG, "%s: HTTP/2: stream resets over --h2-reset-rate; GOAWAY",
+			c->peer_text);
+		break;
+	}
 }
 
 void h2_conn_start(struct conn *c)
 {
 	const struct config *cfg = c->w->srv->cfg;
+	const struct h2_env env = {
+	    .limits =
+		{
+		    .max_streams = cfg->h2_max_streams,
+		    .max_header_list = cfg->h2_max_header_list,
+		    .reset_rate = cfg->h2_reset_rate,
+		    .max_continuations = cfg->h2_max_continuations,
+		    .keepalive_requests = cfg->keepalive_requests,
+		},
+	    .now_ms = &c->w->now_ms,
+	    .boundary_seed = &c->w->boundary_seed,
+	    .ctx = c,
+	    .date = env_date,
+	    .resolve = env_resolve,
+	    .reopen = env_reopen,
+	    .stream_done = env_stream_done,
+	    .event = env_event,
+	};
 	struct h2_session *hs;
 
-	if (h2_session_new(&hs, c) < 0) {
+	if (h2_session_new(&hs, &env) < 0) {
 		conn_abort(c, "HTTP/2 session set-up failed");
 		return;
 	}
@@ -153,63 +334,6 @@ static bool take_input(struct conn *c)
 			return false;
 		}
 	}
-}
-
-/* The --h2-sendfile pipeline: frames up to a DATA frame's header, that
- * header in a send of its own, the payload by the transport's splice, and
- * again. */
-static void output_sendfile(struct conn *c)
-{
-	struct h2_session *hs = c->h2;
-	struct sock *s = c->sock;
-
-	for (;;) {
-		if (sock_busy(s))
-			return;
-		if (sock_tx_pending(s)) {
-			sock_send(s, 0);
-			return;
-		}
-		if (hs->sf && hs->sf_len > 0) {
-			size_t max = sock_splice_max(s);
-			sock_splice_file(s, hs->sf->file_fd, hs->sf_off,
-					 hs->sf_len < max ? hs->sf_len : max, false);
-			return;
-		}
-		if (hs->sf) {
-			struct h2_stream *st = hs->sf;
-			hs->sf = NULL;
-			h2_stream_release(st);
-		}
-		if (!batch_open(hs))
-			return;
-		int rv = h2_session_fill(hs);
-		batch_close(hs);
-		if (rv != 0) {
-			conn_abort(c, "HTTP/2 send failed");
-			return;
-		}
-		if (!sock_tx_pending(s) && !hs->sf)
-			return;
-	}
-}
-
-void h2_spliced(struct conn *c, int res)
-{
-	struct h2_session *hs = c->h2;
-
-	if (res <= 0) {
-		/* The frame header promised bytes we cannot send. */
-		if (res == 0) {
-			c->w->stats.truncated++;
-			log_msg(LOG_WARN, "h2 stream %d: file shrank during the response; closing",
-				hs->sf ? hs->sf->id : 0);
-		}
-		conn_abort(c, res == 0 ? "file shrank under an HTTP/2 response" : "splice failed");
-		return;
-	}
-	hs->sf_off += (uint64_t)res;
-	hs->sf_len -= (size_t)res;
 }
 
 /* Whether we owe the client bytes: a response not all out, or anything
@@ -301,53 +425,18 @@ void h2_drive(struct conn *c)
 	 * send, as long as the receive buffer has room. */
 	sock_recv(s);
 
-	if (hs->sendfile) {
-		output_sendfile(c);
-		if (c->state != CONN_H2)
-			return;
+	/* Fill, read, send: the session decides, the ring does it. */
+	if (h2_session_pump(hs, &ring_io) != 0) {
+		conn_abort(c, "HTTP/2 send failed"); /* unless a callback said why */
+		return;
 	}
-	while (!hs->sendfile) {
-		/* Fill a batch: frames, and the holes for file bytes. */
-		if (hs->reads_pending == 0 && !hs->cut && batch_open(hs)) {
-			int rv = h2_session_fill(hs);
-			batch_close(hs);
-			if (rv != 0 || !post_reads(hs)) {
-				conn_abort(c, "HTTP/2 send failed");
-				return;
-			}
-		}
-		if (hs->reads_pending > 0 || sock_busy(s) || hs->out_len == 0)
-			break;
-		/* The batch is complete: one send. */
-		if (hs->cut) {
-			if (kernel_encrypts(c))
-				sock_out_uncommit(s, hs->out_len - hs->cut_at);
-			hs->out_len = hs->cut_at;
-			c->close_after = true;
-		}
-		if (kernel_encrypts(c)) {
-			sock_send(s, 0);
-			hs->out_len = 0;
-			break;
-		}
-		if (sock_tx_pending(s))
-			break;
-		if (sock_write(s, hs->out, hs->out_len) < 0) {
-			conn_abort(c, "TLS write failed");
-			return;
-		}
-		hs->out_len = 0;
-		sock_send(s, 0);
-		if (hs->cut)
-			break;
-		/* loop: prepare the next batch while this one is sent */
-	}
-	if (sock_closed(s))
+	if (c->state != CONN_H2 || sock_closed(s))
 		return;
 	if (hs->cut && !sock_busy(s) && hs->reads_pending == 0 && !sock_tx_pending(s)) {
 		conn_abort(c, "file shrank under an HTTP/2 response");
 		return;
 	}
+	take_counters(c);
 	update_deadline(c);
 	bool idle = !nghttp2_session_want_read(hs->ng) && !nghttp2_session_want_write(hs->ng);
 	bool eof = sock_peer_eof(s);
@@ -376,6 +465,7 @@ void h2_conn_free(struct conn *c)
 		return;
 	if (!kernel_encrypts(c))
 		bufpool_put(&c->w->bufs, hs->out, hs->out_cap);
+	take_counters(c);
 	h2_session_free(hs);
 	c->h2 = NULL;
 }

@@ -51,9 +51,21 @@ static int encode_location(const char *rel, char *out, size_t outsz)
 	return 0;
 }
 
-void resolve_target(const struct server *srv, const char *target, size_t len, struct resolved *out)
+/* The file's metadata as the static-file decision wants it. */
+static void describe(const struct server *srv, const struct stat *st, struct static_target *out)
+{
+	out->file.size = (uint64_t)st->st_size;
+	out->file.ino = (uint64_t)st->st_ino;
+	out->file.mtime_sec = st->st_mtim.tv_sec;
+	out->file.mtime_nsec = st->st_mtim.tv_nsec;
+	out->file.content_type = mime_lookup(srv->mime, out->rel);
+}
+
+void resolve_target(const struct server *srv, const char *target, size_t len,
+		    struct static_target *out)
 {
 	struct path_info info;
+	struct stat st;
 	int rc;
 
 	out->status = 0;
@@ -67,13 +79,15 @@ void resolve_target(const struct server *srv, const char *target, size_t len, st
 		out->status = 404;
 		return;
 	}
-	out->fd = file_open_beneath(srv->root_fd, out->rel, &out->st);
+	out->fd = file_open_beneath(srv->root_fd, out->rel, &st);
 	if (out->fd < 0) {
 		out->status = status_for_open_error(out->fd);
 		return;
 	}
-	if (!S_ISDIR(out->st.st_mode))
+	if (!S_ISDIR(st.st_mode)) {
+		describe(srv, &st, out);
 		return;
+	}
 
 	close(out->fd);
 	out->fd = -1;
@@ -89,22 +103,14 @@ void resolve_target(const struct server *srv, const char *target, size_t len, st
 		return;
 	}
 	memcpy(out->rel + rl, rl ? "/index.html" : "index.html", rl ? 12 : 11);
-	out->fd = file_open_beneath(srv->root_fd, out->rel, &out->st);
-	if (out->fd >= 0 && S_ISREG(out->st.st_mode))
+	out->fd = file_open_beneath(srv->root_fd, out->rel, &st);
+	if (out->fd >= 0 && S_ISREG(st.st_mode)) {
+		describe(srv, &st, out);
 		return;
+	}
 	/* No directory listings: a folder without index.html is as good as absent. */
 	if (out->fd >= 0)
 		close(out->fd);
 	out->status = out->fd == -EACCES ? 403 : 404;
 	out->fd = -1;
-}
-
-void resolve_static_file(const struct server *srv, const struct resolved *r,
-			 struct static_file *file)
-{
-	file->size = (uint64_t)r->st.st_size;
-	file->ino = (uint64_t)r->st.st_ino;
-	file->mtime_sec = r->st.st_mtim.tv_sec;
-	file->mtime_nsec = r->st.st_mtim.tv_nsec;
-	file->content_type = mime_lookup(srv->mime, r->rel);
 }

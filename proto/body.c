@@ -1,4 +1,4 @@
-#include "server/body.h"
+#include "proto/body.h"
 
 #include <string.h>
 

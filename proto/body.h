@@ -1,8 +1,8 @@
 /* Walks the body of a static response: the file ranges of a
  * static_response, with the multipart/byteranges framing between them. The
  * caller owns the buffers and the I/O; this only says what comes next. */
-#ifndef KTLSD_SERVER_BODY_H
-#define KTLSD_SERVER_BODY_H
+#ifndef KTLSD_PROTO_BODY_H
+#define KTLSD_PROTO_BODY_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,0 +1,276 @@
+/* An HTTP/2 session: nghttp2, its streams, and what to answer them, with no
+ * I/O of its own. It takes received bytes (h2_session_recv) and, from an
+ * environment the glue gives it at h2_session_new, the clock, the Date, the
+ * static-file resolution and the lazy reopen of a file; it says what it did
+ * through callbacks (a finished stream for the access log, events to log)
+ * and counters.
+ *
+ * Output is batches: h2_session_pump fills a batch the glue provides with
+ * whole frames, leaves the place of each DATA payload as a hole, asks the
+ * glue for one readv per stream to fill them, and hands the batch back to
+ * be sent once the reads are reported (h2_session_read_done). The server
+ * (server/h2_conn.c) does that I/O on its ring; the fuzz target does it at
+ * once with preadv. Both run the same pump.
+ *
+ * The types are open to the glue, which owns the batch and the reads. */
+#ifndef KTLSD_PROTO_H2_SESSION_H
+#define KTLSD_PROTO_H2_SESSION_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <nghttp2/nghttp2.h>
+
+#include "proto/body.h"
+#include "proto/static_file.h"
+
+#define FRAME_HEADER 9
+/* Holes one stream may have in one batch: a 256 KiB buffer holds 16 frames
+ * of 16 KiB, so one readv per stream and batch fills them all. */
+#define MAX_IOV 64
+/* Files a session keeps open at once: streams beyond wait for a slot, so a
+ * client cannot turn --h2-max-streams streams into as many fds. */
+#define H2_MAX_OPEN_FILES 16
+
+struct h2_session;
+struct h2_stream;
+
+/* ---- the environment ---- */
+
+/* The limits of the configuration the connection started with. */
+struct h2_limits {
+	unsigned max_streams;        /* --h2-max-streams */
+	unsigned max_header_list;    /* --h2-max-header-list */
+	unsigned reset_rate;         /* --h2-reset-rate */
+	unsigned max_continuations;  /* --h2-max-continuations */
+	unsigned keepalive_requests; /* --keepalive-requests (streams); 0: no limit */
+};
+
+/* A stream that ended, for the access log. method and path are the
+ * client's bytes as it sent them (NULL when absent): escape them. */
+struct h2_stream_record {
+	int32_t id;
+	const char *method, *path;
+	size_t method_len, path_len;
+	int status;
+	uint64_t bytes_out;          /* of its DATA frames, frame headers included */
+	uint64_t duration_ms;
+	bool file_body;              /* its body came from a file */
+	bool truncated;              /* the file came short */
+	bool reset;                  /* closed by RST_STREAM, either side's */
+};
+
+/* What the session reports as it happens (the glue logs it). */
+enum h2_event {
+	H2_EV_FILE_CHANGED, /* s's file changed or went away before its body: s is reset */
+	H2_EV_FILE_SHORT,   /* s's readv came short (err 0) or failed (-errno): the batch
+			     * is cut before s's frames, the connection closes after it */
+	H2_EV_RESET_FLOOD,  /* resets over --h2-reset-rate: GOAWAY(ENHANCE_YOUR_CALM); s NULL */
+};
+
+struct h2_env {
+	struct h2_limits limits;
+	const uint64_t *now_ms;      /* the glue's clock, read at each event */
+	uint64_t *boundary_seed;     /* multipart boundaries: read, then incremented */
+	void *ctx;                   /* the first argument of every callback */
+	/* The Date header value (lives until the next call). */
+	const char *(*date)(void *ctx);
+	/* Resolves a request-target beneath the root (out->fd, when status is
+	 * 0, becomes the session's). */
+	void (*resolve)(void *ctx, const char *target, size_t len, struct static_target *out);
+	/* Opens rel again for a stream that could not keep its fd: the fd,
+	 * or -1 when it is gone or no longer the file expect describes (its
+	 * bytes must not go out under validators of another). The session
+	 * owns the fd. */
+	int (*reopen)(void *ctx, const char *rel, const struct static_file *expect);
+	/* A stream with a response ended (never called for one without). */
+	void (*stream_done)(void *ctx, const struct h2_stream_record *rec);
+	void (*event)(void *ctx, enum h2_event ev, const struct h2_stream *s, int err);
+};
+
+/* Counts for the worker's statistics; the glue takes them
+ * (h2_session_take_counters). */
+struct h2_counters {
+	uint64_t requests;           /* streams answered */
+	uint64_t body_copy;          /* file bodies framed */
+	uint64_t truncated;          /* responses cut because a file came short */
+};
+
+/* The I/O the pump asks of the glue; every callback gets env.ctx. */
+struct h2_io {
+	/* Points hs->out, out_len and out_cap at a batch to fill. false:
+	 * not now (a send still owns it). */
+	bool (*batch_open)(void *ctx);
+	/* The fill ended: hs->out_len bytes of the batch are taken. */
+	void (*batch_close)(void *ctx);
+	/* Reads the holes of s: preadv(s->file_fd, s->iov, s->niov,
+	 * s->read_off), reported later by h2_session_read_done, never from
+	 * within this call. */
+	void (*post_read)(void *ctx, struct h2_stream *s);
+	/* The batch hs->out[0, len) is complete; last: a file came short and
+	 * the connection closes after it. 1: sent or on its way, hs->out may
+	 * be filled again (the pump sets out_len to 0); 0: not now (a send or
+	 * splice in flight); negative: failed, the connection is done. */
+	int (*send)(void *ctx, size_t len, bool last);
+	/* --h2-sendfile only: the payload of s (hs->sf_len bytes of its file
+	 * at hs->sf_off) follows the batch that ended with its frame header.
+	 * 1: all of it is out; 0: in progress (pump again when it moves);
+	 * negative: failed. */
+	int (*splice)(void *ctx, struct h2_stream *s);
+};
+
+/* ---- the types ---- */
+
+/* A request field we act on: where its value sits in the stream's arena
+ * (offsets, because the arena grows by realloc). */
+struct h2_field {
+	uint32_t off, len;
+	bool set;
+};
+
+enum pending { PEND_NONE, PEND_LITERAL, PEND_FILE };
+
+/* Per-stream state is sized to what the stream uses: a 128-stream
+ * connection held at a zero window must cost little, so the parts few
+ * responses need (the multipart framing, an error page, a 301 Location,
+ * the readv's holes) are allocated when needed. */
+struct h2_stream {
+	struct h2_stream *next, *prev;   /* all streams of the session */
+	struct h2_stream *next_reading;  /* streams with a readv in this batch */
+	struct h2_stream *next_waiting;  /* streams waiting for a file slot */
+	struct h2_session *hs;
+	int32_t id;
+	bool closed;                     /* nghttp2 is done with it */
+	bool read_posted;
+	bool truncated;                  /* the file shrank under the response */
+	bool waiting;                    /* on the session's file-slot queue */
+	bool counted_file;               /* file_fd holds one of the session's slots */
+	bool reset_ours;                 /* our RST (policy), not the client's doing */
+	bool bad;                        /* a repeated or oversized field we act on */
+
+	/* request */
+	struct h2_field method, path, authority, range, if_match, if_none_match,
+	    if_modified_since, if_unmodified_since, if_range;
+	char *arena;
+	uint32_t arena_used, arena_cap;
+	size_t header_bytes;             /* of the request, for --h2-max-header-list */
+
+	/* response */
+	int status;
+	int file_fd;                     /* -1 until the stream can send (see read_cb) */
+	char *rel;                       /* the file beneath the root, to open it then */
+	struct static_file file;
+	struct static_response sr;
+	struct body body;
+	const char *page;                /* a generated body (error pages) */
+	size_t page_len, page_off;
+	char *page_buf;
+	char *location;                  /* 301 only */
+
+	/* the DATA payload that read_cb promised and send_data_cb writes */
+	enum pending pend;
+	size_t pend_len;
+	char *lit;                       /* multipart framing, STATIC_PART_HEADER_MAX */
+
+	/* this batch's readv */
+	struct iovec *iov;               /* MAX_IOV, from the first read on */
+	int niov;
+	uint64_t read_off;
+	size_t read_len;
+	size_t first_frame;              /* offset of its first DATA frame in the batch */
+
+	uint64_t bytes_out;
+	uint64_t start_ms;
+};
+
+/* Where the client's frames begin and end, so the header timeout can run
+ * from the first byte of a header block (nghttp2 says nothing of partial
+ * frames). */
+struct h2_frame_scan {
+	size_t skip;                     /* of the preface, or the current payload */
+	uint8_t head[FRAME_HEADER];
+	size_t head_have;
+	uint64_t frame_start_ms;         /* first byte of the current frame */
+	bool ends_block;                 /* the current frame carries END_HEADERS */
+};
+
+struct h2_session {
+	nghttp2_session *ng;
+	struct h2_env env;
+	struct h2_counters counters;
+	struct h2_stream *streams;
+	struct h2_stream *reading;
+	struct h2_stream *waiting, *waiting_tail; /* for a file slot, in order */
+	unsigned reads_pending;
+	unsigned open_files;             /* streams holding a file open */
+	char *out;                       /* the batch (the glue's: with kTLS, its send buffer) */
+	size_t out_len, out_cap;
+	bool cut;                        /* a file came short: send out[0, cut_at), then close */
+	size_t cut_at;
+	bool stopping;                   /* GOAWAY queued */
+	bool timed_out;                  /* a timeout queued it: close soon whatever */
+	bool terminated;                 /* GOAWAY with an error: nothing more is read */
+
+	/* Timers (ms): a header block in progress, work we owe, idleness. */
+	struct h2_frame_scan scan;
+	uint64_t header_block_ms;        /* first byte of an unfinished header block, or 0 */
+	uint64_t idle_since_ms;          /* the last stream completed (or the session began) */
+	uint64_t owed_since_ms;          /* we began to owe bytes, with none owed before */
+	uint64_t packed_ms;              /* response bytes last went into a batch */
+	bool owed;
+
+	unsigned requests;               /* streams answered, for --keepalive-requests */
+	unsigned reset_tokens;           /* resets either side may still cause (--h2-reset-rate) */
+	uint64_t reset_refill_ms;
+
+	/* --h2-sendfile (expert, kTLS only): each DATA frame leaves as its
+	 * header alone, then its payload spliced, as nginx does with sendfile,
+	 * so the cost of that pattern can be measured. */
+	bool sendfile;
+	struct h2_stream *sf;            /* the frame whose payload goes next */
+	uint64_t sf_off;
+	size_t sf_len;                   /* payload not yet in the pipe */
+};
+
+/* ---- the API ---- */
+
+/* Creates a session with env (copied; env->now_ms and env->boundary_seed
+ * must outlive it) and queues our SETTINGS. 0 or -ENOMEM. */
+int h2_session_new(struct h2_session **out, const struct h2_env *env);
+/* Frees the session, its streams and their files (no read in flight). The
+ * batch is the glue's. */
+void h2_session_free(struct h2_session *hs);
+
+/* Feeds nghttp2 received plaintext. Returns the bytes taken or an nghttp2
+ * error (a connection error: close). */
+ssize_t h2_session_recv(struct h2_session *hs, const uint8_t *data, size_t len);
+
+/* Moves output along as far as it can without waiting: fills a batch,
+ * posts its reads, sends it when they are in; with --h2-sendfile, sends a
+ * batch up to a DATA frame's header, then that frame's payload by splice.
+ * Returns 0 (call again after any event), an nghttp2 error from the fill,
+ * or the negative value of an io callback. */
+int h2_session_pump(struct h2_session *hs, const struct h2_io *io);
+
+/* The readv of s for this batch ended with res: a short read cuts the batch
+ * before this stream's first frame (never a hole on the wire). May free s. */
+void h2_session_read_done(struct h2_stream *s, int res);
+
+/* Streams whose response is not yet all handed to the batch. */
+bool h2_session_owes(const struct h2_session *hs);
+
+/* Queues GOAWAY (no error, last processed stream): open streams finish,
+ * no new ones start. false if it was queued already. */
+bool h2_session_goaway(struct h2_session *hs);
+
+/* Adds the counters to out and zeroes them. */
+void h2_session_take_counters(struct h2_session *hs, struct h2_counters *out);
+
+/* Frees s once nothing refers to it any more. */
+void h2_stream_release(struct h2_stream *s);
+
+#endif

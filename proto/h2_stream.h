@@ -1,0 +1,38 @@
+/* The streams of an HTTP/2 session: a request's fields, its answer from
+ * the static-file code, its file (opened when it may send, within the
+ * session's file slots), and its DATA payloads. The inside of
+ * h2_session.c, split off to keep each file to one job; nothing else
+ * includes this. */
+#ifndef KTLSD_PROTO_H2_STREAM_H
+#define KTLSD_PROTO_H2_STREAM_H
+
+#include "proto/h2_session.h"
+
+/* A HEADERS frame opened stream id: NULL on no memory. */
+struct h2_stream *h2_stream_new(struct h2_session *hs, int32_t id);
+void h2_stream_free(struct h2_stream *s);
+
+/* A request field of s (nghttp2's on_header_callback). 0, or
+ * NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE past --h2-max-header-list (nghttp2
+ * resets the stream). */
+int h2_stream_header(struct h2_stream *s, const uint8_t *name, size_t namelen,
+		     const uint8_t *value, size_t valuelen);
+
+/* The request head of s is complete: submit the response. 0 or an
+ * nghttp2 error (the caller resets the stream). */
+int h2_stream_respond(struct h2_stream *s);
+
+/* nghttp2's send_data_callback: writes the frame header and the literal
+ * payload, or leaves the file payload's place as a hole. */
+int h2_stream_send_data(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t *framehd,
+			size_t length, nghttp2_data_source *src, void *ud);
+
+/* nghttp2 closed s with error (0: it ended normally): tell the glue. */
+void h2_stream_done(struct h2_stream *s, uint32_t error);
+
+static inline uint64_t h2_now(const struct h2_session *hs)
+{
+	return *hs->env.now_ms;
+}
+
+#endif
