@@ -9,7 +9,7 @@
 #include "server/conn.h"
 #include "server/log.h"
 #include "server/sock.h"
-#include "server/worker.h"
+#include "server/worker-t.h"
 
 /* Copy path: one file read and one send move this much, and with user-space
  * TLS the read of the next chunk overlaps the send of this one. */
@@ -24,22 +24,11 @@ static void fail(struct conn *c, const char *why)
 	conn_abort(c, why);
 }
 
-char *conn_out_reserve(struct conn *c, size_t need)
-{
-	size_t room;
-	return sock_out_reserve(c->sock, need, &room);
-}
-
-void conn_out_commit(struct conn *c, size_t n)
-{
-	sock_out_commit(c->sock, n);
-}
-
 static void read_done(struct ring_op *op, int res, uint32_t flags);
 
 void body_send_start(struct conn *c, int fd)
 {
-	struct response *r = &c->resp;
+	struct response *r = &c->h1.resp;
 	const struct server *srv = c->w->srv;
 
 	r->file_fd = fd;
@@ -57,21 +46,21 @@ void body_send_start(struct conn *c, int fd)
 static void post_read(struct conn *c, char *dst, size_t len, uint64_t off)
 {
 	struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
-	io_uring_prep_read(sqe, c->resp.file_fd, dst, (unsigned)len, off);
-	ring_op_attach(sqe, &c->resp.read_op);
-	c->resp.read_posted = true;
+	io_uring_prep_read(sqe, c->h1.resp.file_fd, dst, (unsigned)len, off);
+	ring_op_attach(sqe, &c->h1.resp.read_op);
+	c->h1.resp.read_posted = true;
 	sock_hold(c->sock);
 	c->w->stats.read_ops++;
 }
 
 static bool finished(const struct conn *c)
 {
-	return c->resp.body.done && !c->resp.read_posted && sock_drained(c->sock);
+	return c->h1.resp.body.done && !c->h1.resp.read_posted && sock_drained(c->sock);
 }
 
-static void pump_copy(struct conn *c)
+static bool pump_copy(struct conn *c)
 {
-	struct response *r = &c->resp;
+	struct response *r = &c->h1.resp;
 	struct sock *s = c->sock;
 
 	for (;;) {
@@ -100,7 +89,7 @@ static void pump_copy(struct conn *c)
 			break;
 		}
 		if (r->read_posted || sock_busy(s))
-			return;
+			return false;
 
 		size_t staged = sock_out_len(s);
 		if (staged > 0 || sock_tx_pending(s)) {
@@ -112,27 +101,26 @@ static void pump_copy(struct conn *c)
 		if (!progressed)
 			break;
 	}
-	if (finished(c))
-		conn_response_finish(c);
+	return finished(c);
 }
 
 /* Framing and head bytes go by send with MSG_MORE, so that under kTLS they
  * share a record with the file bytes that follow (no tiny records), and the
  * file bytes go by splice. */
-static void pump_splice(struct conn *c)
+static bool pump_splice(struct conn *c)
 {
-	struct response *r = &c->resp;
+	struct response *r = &c->h1.resp;
 	struct sock *s = c->sock;
 
 	if (sock_busy(s))
-		return;
+		return false;
 	while (!r->body.done) {
 		size_t n, room;
 		uint64_t off;
 		char *base = sock_out_reserve(s, FRAME_ROOM, &room);
 		if (!base) {
 			fail(c, "out of memory");
-			return;
+			return false;
 		}
 		enum body_step step = body_next(&r->body, base, room, &n, &off);
 		if (step == BODY_LITERAL) {
@@ -142,30 +130,28 @@ static void pump_splice(struct conn *c)
 		if (step == BODY_FILE) {
 			if (sock_tx_pending(s)) {
 				sock_send(s, MSG_MORE);
-				return;
+				return false;
 			}
 			uint64_t want = r->body.end - r->body.off;
 			size_t max = sock_splice_max(s);
 			size_t len = want < max ? (size_t)want : max;
 			sock_splice_file(s, r->file_fd, off, len, r->body.remaining > len);
-			return;
+			return false;
 		}
 		break;
 	}
 	if (sock_tx_pending(s)) {
 		sock_send(s, 0);
-		return;
+		return false;
 	}
-	if (finished(c))
-		conn_response_finish(c);
+	return finished(c);
 }
 
-void body_send_pump(struct conn *c)
+bool body_send_pump(struct conn *c)
 {
-	if (c->resp.path == BODY_PATH_SPLICE)
-		pump_splice(c);
-	else
-		pump_copy(c);
+	if (c->h1.resp.path == BODY_PATH_SPLICE)
+		return pump_splice(c);
+	return pump_copy(c);
 }
 
 /* The file has fewer bytes than when we answered: send the prefix we have
@@ -173,7 +159,7 @@ void body_send_pump(struct conn *c)
  * foreign bytes. */
 static void truncated(struct conn *c)
 {
-	struct response *r = &c->resp;
+	struct response *r = &c->h1.resp;
 	if (!r->truncated)
 		log_msg(LOG_WARN, "\"%s\": file shrank during the response; closing",
 			r->request_line);
@@ -185,25 +171,25 @@ static void truncated(struct conn *c)
 
 static void read_done(struct ring_op *op, int res, uint32_t flags)
 {
-	struct conn *c = container_of(op, struct conn, resp.read_op);
+	struct conn *c = container_of(op, struct conn, h1.resp.read_op);
 	struct sock *s = c->sock;
 
 	(void)flags;
-	c->resp.read_posted = false;
+	c->h1.resp.read_posted = false;
 	if (sock_closed(s)) {
 		sock_release(s);
 		return;
 	}
 	if (res < 0) {
-		log_msg(LOG_ERROR, "\"%s\": file read failed: %s", c->resp.request_line,
+		log_msg(LOG_ERROR, "\"%s\": file read failed: %s", c->h1.resp.request_line,
 			strerror(-res));
 		fail(c, "file read failed");
 	} else {
 		if (res == 0)
 			truncated(c);
 		sock_out_commit(s, (size_t)res);
-		body_advance(&c->resp.body, (uint64_t)res);
-		pump_copy(c);
+		body_advance(&c->h1.resp.body, (uint64_t)res);
+		conn_drive(c); /* the exchange pumps, and finishes when all is out */
 	}
 	sock_release(s);
 }
@@ -213,5 +199,5 @@ void body_send_spliced(struct conn *c, int res)
 	if (res == 0)
 		truncated(c);
 	else if (res > 0)
-		body_advance(&c->resp.body, (uint64_t)res);
+		body_advance(&c->h1.resp.body, (uint64_t)res);
 }

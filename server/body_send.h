@@ -10,22 +10,18 @@
 #ifndef KTLSD_SERVER_BODY_SEND_H
 #define KTLSD_SERVER_BODY_SEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct conn;
 
-/* Room for response head bytes in the buffer the next send takes; NULL if
- * it cannot be had. conn_out_commit says how much was written. */
-char *conn_out_reserve(struct conn *c, size_t len);
-void conn_out_commit(struct conn *c, size_t len);
-
 /* The response head is queued; send its body from fd (owned from now on),
  * by the path the flags and the socket allow. */
 void body_send_start(struct conn *c, int fd);
 
-/* Moves the response on: produce, send, and finish when all is out. */
-void body_send_pump(struct conn *c);
+/* Moves the response on: produce and send. true when all of it is out. */
+bool body_send_pump(struct conn *c);
 
 /* The transport's splice of file bytes into its pipe ended (res bytes; 0:
  * the file shrank). */

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "server/config.h"
+#include "server/config-t.h"
 
 #define OFF(field) offsetof(struct config, field)
 #define CERT_OFF(field) offsetof(struct config_cert, field)
@@ -58,5 +58,9 @@ const struct opt *config_find_option(const char *name, size_t len);
 const char *config_option_range(const struct opt *o, char buf[static 64]);
 
 void config_print_help(FILE *out);
+
+/* Name (without "--") of the i-th option in the table, NULL past the end:
+ * lets tests and shell completion walk every option. */
+const char *config_option_name(size_t i);
 
 #endif

@@ -7,12 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/body_send.h"
-#include "server/h1_conn.h"
-#include "server/h2_conn.h"
 #include "server/log.h"
 #include "server/sock.h"
-#include "server/worker.h"
+#include "server/worker-t.h"
 
 #define LINGER_MS 2000
 
@@ -28,12 +25,7 @@ static const struct sock_handler conn_handler = {
 	.released = released,
 };
 
-static const struct config *cfg_of(const struct conn *c)
-{
-	return c->w->srv->cfg;
-}
-
-static void set_deadline(struct conn *c, unsigned ms)
+void conn_set_deadline(struct conn *c, unsigned ms)
 {
 	c->deadline_ms = ms ? c->w->now_ms + ms : 0;
 }
@@ -51,31 +43,30 @@ static void release(struct conn *c)
 	sock_release(c->sock);
 }
 
-int conn_new(struct worker *w, int fd, bool tls, const struct sockaddr *peer, socklen_t peerlen)
+/* The worker's list of its connections, for the timer and shutdown. */
+static void link_conn(struct worker *w, struct conn *c)
 {
-	struct conn *c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(fd);
-		return -ENOMEM;
-	}
-	c->w = w;
-	c->resp.file_fd = -1;
-	c->parser = malloc(sizeof(*c->parser));
-	c->sock = c->parser ? sock_new(w, fd, tls, &conn_handler, c) : NULL;
-	if (!c->sock) {
-		if (!c->parser)
-			close(fd);
-		free(c->parser);
-		free(c);
-		return -ENOMEM;
-	}
-	const struct config *cfg = w->srv->cfg;
-	struct h1_limits lim = {
-		.max_header_bytes = cfg->max_header_bytes,
-		.max_headers = cfg->max_headers,
-		.max_uri = cfg->max_uri,
-	};
-	h1_parser_init(c->parser, &lim);
+	c->prev = NULL;
+	c->next = w->conns;
+	if (w->conns)
+		w->conns->prev = c;
+	w->conns = c;
+	w->nconns++;
+}
+
+static void unlink_conn(struct worker *w, struct conn *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		w->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	w->nconns--;
+}
+
+static void peer_text(struct conn *c, const struct sockaddr *peer, socklen_t peerlen)
+{
 	memcpy(&c->peer, peer, peerlen < sizeof(c->peer) ? peerlen : sizeof(c->peer));
 	if (peer->sa_family == AF_INET6) {
 		const struct sockaddr_in6 *a = (const void *)peer;
@@ -84,31 +75,55 @@ int conn_new(struct worker *w, int fd, bool tls, const struct sockaddr *peer, so
 		const struct sockaddr_in *a = (const void *)peer;
 		inet_ntop(AF_INET, &a->sin_addr, c->peer_text, sizeof(c->peer_text));
 	}
+}
+
+/* The protocol takes over: HTTP/2 when ALPN chose it, else HTTP/1.1. */
+static void start_proto(struct conn *c)
+{
+	const struct server *srv = c->w->srv;
+
+	c->proto = sock_alpn_is(c->sock, "h2") ? srv->h2 : srv->h1;
+	c->state = CONN_PROTO;
+	c->proto->start(c);
+}
+
+int conn_new(struct worker *w, int fd, bool tls, const struct sockaddr *peer, socklen_t peerlen)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	c->w = w;
+	c->h1.resp.file_fd = -1;
+	c->sock = sock_new(w, fd, tls, &conn_handler, c);
+	if (!c->sock) {
+		free(c);
+		return -ENOMEM;
+	}
+	peer_text(c, peer, peerlen);
+	link_conn(w, c);
+	hold(c);
 	if (tls) {
 		c->state = CONN_HANDSHAKE;
-		set_deadline(c, cfg->handshake_timeout_ms);
+		conn_set_deadline(c, w->srv->cfg->handshake_timeout_ms);
+		drive(c);
 	} else {
-		c->state = CONN_READ_HEAD;
-		set_deadline(c, cfg->header_timeout_ms);
+		start_proto(c);
 	}
-	worker_conn_link(w, c);
-	hold(c);
-	drive(c);
 	release(c);
 	return 0;
 }
 
 /* The sock is closed and idle: nothing of the conn is in flight either
- * (its own operations hold the sock). */
+ * (the protocols' own operations hold the sock). */
 static void released(void *ctx)
 {
 	struct conn *c = ctx;
 
-	h2_conn_free(c);
-	if (c->resp.file_fd >= 0)
-		close(c->resp.file_fd);
-	worker_conn_unlink(c->w, c);
-	free(c->parser);
+	if (c->proto)
+		c->proto->release(c);
+	unlink_conn(c->w, c);
 	free(c);
 }
 
@@ -128,111 +143,10 @@ void conn_abort(struct conn *c, const char *why)
 		return;
 	if (why)
 		log_msg(LOG_DEBUG, "%s: closing: %s", c->peer_text, why);
-	if (c->state == CONN_RESPOND)
-		h1_on_response_done(c, true);
+	if (c->state == CONN_PROTO)
+		c->proto->aborted(c);
 	c->state = CONN_CLOSING;
 	sock_abort(c->sock);
-}
-
-/* Where response bytes are produced: plaintext waiting for user-space
- * encryption, or straight into the send buffer when the kernel encrypts
- * (kTLS) or nothing does (plain HTTP). */
-const char *conn_path_name(const struct conn *c)
-{
-	static const char *const names[2][3] = {
-		{"ktls=off body=none", "ktls=off body=copy", "ktls=off body=splice"},
-		{"ktls=tx body=none", "ktls=tx body=copy", "ktls=tx body=splice"},
-	};
-	return names[sock_ktls_tx(c->sock)][c->resp.path];
-}
-
-uint64_t conn_resp_bytes(const struct conn *c)
-{
-	return sock_bytes_sent(c->sock) - c->resp.bytes_base;
-}
-
-void conn_response_finish(struct conn *c)
-{
-	h1_on_response_done(c, false);
-	if (c->resp.file_fd >= 0) {
-		close(c->resp.file_fd);
-		c->resp.file_fd = -1;
-	}
-	c->resp.path = BODY_PATH_NONE;
-	if (c->close_after || c->w->stopping ||
-	    (cfg_of(c)->keepalive_requests && c->requests >= cfg_of(c)->keepalive_requests) ||
-	    sock_rekey_needed(c->sock)) {
-		conn_close_graceful(c);
-		return;
-	}
-	h1_parser_reset(c->parser);
-	c->state = CONN_READ_HEAD;
-	c->head_started = false;
-	set_deadline(c, cfg_of(c)->idle_timeout_ms);
-	/* A keep-alive connection waiting for its next request needs no send
-	 * buffers: they go back to the worker's pool (no syscall). */
-	sock_release_idle_buffers(c->sock);
-	drive(c);
-}
-
-static void start_response(struct conn *c)
-{
-	c->requests++;
-	c->state = CONN_RESPOND;
-	memset(&c->resp.body, 0, sizeof(c->resp.body));
-	c->resp.body.done = true;
-	c->resp.start_ms = c->w->now_ms;
-	c->resp.bytes_base = sock_bytes_sent(c->sock);
-	c->resp.truncated = false;
-	set_deadline(c, cfg_of(c)->send_timeout_ms);
-}
-
-static void read_head(struct conn *c)
-{
-	struct sock *s = c->sock;
-
-	for (;;) {
-		size_t avail, used = 0;
-		const char *p = sock_input(s, &avail);
-
-		if (avail > 0) {
-			if (!c->head_started) {
-				c->head_started = true;
-				set_deadline(c, cfg_of(c)->header_timeout_ms);
-			}
-			enum h1_parse_result pr = h1_parser_feed(c->parser, p, avail, &used);
-			sock_consume(s, used);
-			if (pr == H1_PARSE_AGAIN)
-				continue;
-			start_response(c);
-			if (pr == H1_PARSE_DONE)
-				h1_on_request(c);
-			else
-				h1_on_parse_error(c, c->parser->error_status);
-			body_send_pump(c);
-			return;
-		}
-		if (sock_is_tls(s)) {
-			switch (sock_decrypt(s)) {
-			case SOCK_IN_NEW:
-				continue;
-			case SOCK_IN_STOP:
-				return;
-			case SOCK_IN_CLOSED:
-				conn_close_graceful(c);
-				return;
-			case SOCK_IN_AGAIN:
-				break;
-			}
-		}
-		if (sock_peer_eof(s)) {
-			if (!sock_busy(s))
-				conn_abort(c, NULL);
-			return;
-		}
-		sock_recv(s);
-		return;
-	}
 }
 
 static void handshake(struct conn *c)
@@ -245,7 +159,7 @@ static void handshake(struct conn *c)
 		if (sock_busy(s) || sock_tx_pending(s)) {
 			c->close_after = true;
 			c->state = CONN_LINGER;
-			set_deadline(c, LINGER_MS);
+			conn_set_deadline(c, LINGER_MS);
 			drive(c);
 			return;
 		}
@@ -253,14 +167,7 @@ static void handshake(struct conn *c)
 		return;
 	}
 	if (st == SOCK_HS_DONE) {
-		c->state = CONN_READ_HEAD;
-		set_deadline(c, cfg_of(c)->header_timeout_ms);
-		if (sock_alpn_is(s, "h2")) {
-			h2_conn_start(c);
-			return;
-		}
-		if (!sock_busy(s)) /* else OpenSSL's last words leave first; drive() follows */
-			read_head(c);
+		start_proto(c);
 		return;
 	}
 	if (sock_busy(s))
@@ -309,15 +216,8 @@ static void drive(void *ctx)
 	case CONN_HANDSHAKE:
 		handshake(c);
 		break;
-	case CONN_READ_HEAD:
-		if (!sock_busy(c->sock)) /* OpenSSL waits until what it wrote has left */
-			read_head(c);
-		break;
-	case CONN_RESPOND:
-		body_send_pump(c);
-		break;
-	case CONN_H2:
-		h2_drive(c);
+	case CONN_PROTO:
+		c->proto->drive(c);
 		break;
 	case CONN_LINGER:
 		linger(c);
@@ -331,10 +231,8 @@ static void spliced(void *ctx, int res)
 {
 	struct conn *c = ctx;
 
-	if (c->state == CONN_H2)
-		h2_spliced(c, res);
-	else if (c->state == CONN_RESPOND)
-		body_send_spliced(c, res);
+	if (c->state == CONN_PROTO)
+		c->proto->spliced(c, res);
 }
 
 void conn_close_graceful(struct conn *c)
@@ -342,7 +240,7 @@ void conn_close_graceful(struct conn *c)
 	if (c->state == CONN_CLOSING || c->state == CONN_LINGER)
 		return;
 	c->state = CONN_LINGER;
-	set_deadline(c, LINGER_MS);
+	conn_set_deadline(c, LINGER_MS);
 	/* close_notify goes after everything already on its way. */
 	c->notify_pending = sock_is_tls(c->sock);
 	drive(c);
@@ -351,17 +249,10 @@ void conn_close_graceful(struct conn *c)
 void conn_shutdown(struct conn *c)
 {
 	hold(c);
-	if (c->state == CONN_H2) {
-		h2_shutdown(c);
-	} else if (c->state == CONN_HANDSHAKE ||
-		   (c->state == CONN_READ_HEAD && !c->head_started)) {
-		if (c->state == CONN_READ_HEAD)
-			conn_close_graceful(c);
-		else
-			conn_abort(c, "shutting down");
-	} else {
-		c->close_after = true; /* after this response */
-	}
+	if (c->state == CONN_PROTO)
+		c->proto->shutdown(c);
+	else if (c->state == CONN_HANDSHAKE)
+		conn_abort(c, "shutting down");
 	release(c);
 }
 
@@ -370,41 +261,21 @@ void conn_check_deadline(struct conn *c, uint64_t now_ms)
 	if (c->state == CONN_CLOSING)
 		return;
 	hold(c);
-	if (c->state == CONN_RESPOND) {
-		/* The send timeout runs from the last byte the socket took. */
-		uint64_t from = sock_sent_ms(c->sock) > c->resp.start_ms ? sock_sent_ms(c->sock)
-									  : c->resp.start_ms;
-		c->deadline_ms = from + cfg_of(c)->send_timeout_ms;
-	}
-	if (c->state == CONN_H2 && now_ms < c->deadline_ms) {
-		h2_release_idle(c);
-		release(c);
-		return;
-	}
-	if (!c->deadline_ms || now_ms < c->deadline_ms) {
-		release(c);
-		return;
-	}
-	c->w->stats.timeouts++;
-	switch (c->state) {
-	case CONN_HANDSHAKE:
-		conn_abort(c, "handshake timeout");
-		break;
-	case CONN_READ_HEAD:
-		if (c->head_started)
-			conn_abort(c, "request header timeout");
-		else
-			conn_close_graceful(c);
-		break;
-	case CONN_RESPOND:
-		conn_abort(c, "send timeout");
-		break;
-	case CONN_H2:
-		h2_timeout(c);
-		break;
-	default:
-		conn_abort(c, NULL);
-		break;
+	if (c->state == CONN_PROTO)
+		c->proto->tick(c);
+	if (c->state != CONN_CLOSING && c->deadline_ms && now_ms >= c->deadline_ms) {
+		c->w->stats.timeouts++;
+		switch (c->state) {
+		case CONN_HANDSHAKE:
+			conn_abort(c, "handshake timeout");
+			break;
+		case CONN_PROTO:
+			c->proto->timeout(c);
+			break;
+		default:
+			conn_abort(c, NULL);
+			break;
+		}
 	}
 	release(c);
 }

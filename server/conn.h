@@ -13,52 +13,55 @@
 
 #include "proto/h1_parser.h"
 #include "proto/static_file.h"
-#include "proto/body.h"
-#include "server/ring.h"
+#include "server/h1_conn-t.h"
 
+struct conn;
 struct sock;
 struct worker;
+struct h2_session;
 
 enum conn_state {
 	CONN_HANDSHAKE,
-	CONN_READ_HEAD,
-	CONN_RESPOND,
-	CONN_H2,      /* an HTTP/2 session runs the connection */
+	CONN_PROTO,   /* a protocol (HTTP/1.1 or HTTP/2) runs the connection */
 	CONN_LINGER,  /* answered, our side shut: drain the peer briefly, then close */
 	CONN_CLOSING, /* waiting for operations in flight to end */
 };
 
-enum body_path { BODY_PATH_NONE, BODY_PATH_COPY, BODY_PATH_SPLICE };
-
-/* The HTTP/1.1 response being sent. */
-struct response {
-	int file_fd;                 /* -1 when the body is not from a file */
-	struct static_file file;
-	struct static_response sr;
-	struct body body;
-	enum body_path path;
-	bool truncated;              /* the file shrank under us: close after what we have */
-	int status;
-	uint64_t bytes_base;         /* the sock's bytes sent when the response began */
-	uint64_t start_ms;
-	struct ring_op read_op;      /* the file read of the copy path */
-	bool read_posted;
-	char request_line[256];      /* for the access log */
+/* A protocol on a connection. conn.c calls it, never its functions by
+ * name: the table comes from the server state (main.c puts HTTP/1.1's and
+ * HTTP/2's there), so the connection code includes no protocol and no
+ * protocol file includes another in a circle. */
+struct conn_proto {
+	/* The connection is the protocol's now (after the handshake, with ALPN
+	 * chosen; at accept for plain HTTP). */
+	void (*start)(struct conn *c);
+	/* Input, a completed send or splice: move on. */
+	void (*drive)(struct conn *c);
+	/* The transport's splice of file bytes into its pipe ended. */
+	void (*spliced)(struct conn *c, int res);
+	/* The connection is being aborted: last words for the access log. */
+	void (*aborted)(struct conn *c);
+	/* Graceful stop (SIGTERM): finish what is under way, start nothing. */
+	void (*shutdown)(struct conn *c);
+	/* The timer: recompute c->deadline_ms, give back idle buffers. */
+	void (*tick)(struct conn *c);
+	/* c->deadline_ms passed. */
+	void (*timeout)(struct conn *c);
+	/* Frees the protocol's state (nothing of it is in flight). */
+	void (*release)(struct conn *c);
 };
 
 struct conn {
 	struct conn *prev, *next;    /* the worker's list, for timeouts and shutdown */
 	struct worker *w;
-	struct sock *sock;
+	struct sock *sock;           /* the transport: owned, opaque */
 	enum conn_state state;
-	struct h1_parser *parser;
-	struct response resp;
-	struct h2_session *h2;
+	const struct conn_proto *proto;
+	struct h1_exchange h1;       /* HTTP/1.1's state */
+	struct h2_session *h2;       /* HTTP/2's session */
 	bool close_after;            /* close once the current response is out */
 	bool notify_pending;         /* close_notify to queue once sends are done */
-	bool head_started;           /* bytes of the next request head have arrived */
 	bool shut_wr;
-	unsigned requests;
 	uint64_t deadline_ms;
 	struct sockaddr_storage peer;
 	char peer_text[64];
@@ -81,15 +84,7 @@ void conn_abort(struct conn *c, const char *why);
 /* Answered: close_notify, half-close, drain the peer briefly, close. */
 void conn_close_graceful(struct conn *c);
 
-/* "ktls=.. body=.." for the access log */
-const char *conn_path_name(const struct conn *c);
-
-/* Body bytes of the HTTP/1.1 response the socket accepted so far (head
- * included). */
-uint64_t conn_resp_bytes(const struct conn *c);
-
-/* The last byte of an HTTP/1.1 response is out: keep-alive or close. */
-void conn_response_finish(struct conn *c);
+void conn_set_deadline(struct conn *c, unsigned ms);
 
 /* Moves the conn on now (after an event of one of its protocol's own
  * operations, e.g. an HTTP/2 file read). */

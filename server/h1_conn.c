@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,10 +19,32 @@
 
 #define HEAD_MAX 2048
 
+static char *h1_out_reserve(struct conn *c, size_t need)
+{
+	size_t room;
+	return sock_out_reserve(c->sock, need, &room);
+}
+
+/* "ktls=.. body=.." for the access log */
+static const char *path_name(const struct conn *c)
+{
+	static const char *const names[2][3] = {
+		{"ktls=off body=none", "ktls=off body=copy", "ktls=off body=splice"},
+		{"ktls=tx body=none", "ktls=tx body=copy", "ktls=tx body=splice"},
+	};
+	return names[sock_ktls_tx(c->sock)][c->h1.resp.path];
+}
+
+/* Bytes of the response the socket accepted so far, head included. */
+static uint64_t resp_bytes(const struct conn *c)
+{
+	return sock_bytes_sent(c->sock) - c->h1.resp.bytes_base;
+}
+
 /* The Connection field HTTP/1.1 needs, or NULL. */
 static const char *connection_value(const struct conn *c)
 {
-	const struct h1_request *req = &c->parser->req;
+	const struct h1_request *req = &c->h1.parser->req;
 	if (c->close_after)
 		return "close";
 	if (req->version_major == 1 && req->version_minor == 0)
@@ -45,8 +68,8 @@ static ssize_t head_write(struct conn *c, struct resp_head *h, char *out, size_t
  * lines; a long target is cut so the version always fits. */
 static void log_request_line(struct conn *c, const char *method)
 {
-	const struct h1_request *req = &c->parser->req;
-	char *out = c->resp.request_line;
+	const struct h1_request *req = &c->h1.parser->req;
+	char *out = c->h1.resp.request_line;
 	char version[16];
 	int vn = snprintf(version, sizeof(version), " HTTP/%u.%u", req->version_major,
 			  req->version_minor);
@@ -54,7 +77,7 @@ static void log_request_line(struct conn *c, const char *method)
 	if (vn < 0 || (size_t)vn >= sizeof(version))
 		vn = 0; /* cannot happen: two small numbers */
 	version[vn] = '\0';
-	size_t room = sizeof(c->resp.request_line) - (size_t)vn;
+	size_t room = sizeof(c->h1.resp.request_line) - (size_t)vn;
 	size_t n = access_log_escape(out, room - 1, method, strlen(method));
 	out[n++] = ' ';
 	if (req->target.ptr)
@@ -71,12 +94,12 @@ static void respond_page(struct conn *c, int status, const char *location)
 {
 	char page[512];
 	size_t plen = status_page(status, page, sizeof(page));
-	bool head = c->parser->req.method == H1_HEAD && c->parser->error_status == 0;
+	bool head = c->h1.parser->req.method == H1_HEAD && c->h1.parser->error_status == 0;
 	size_t cap = HEAD_MAX + (location ? strlen(location) : 0);
-	char *out = conn_out_reserve(c, cap + plen);
+	char *out = h1_out_reserve(c, cap + plen);
 	struct resp_head h;
 
-	c->resp.status = status;
+	c->h1.resp.status = status;
 	if (!out) {
 		conn_abort(c, "no room for a response head");
 		return;
@@ -91,12 +114,12 @@ static void respond_page(struct conn *c, int status, const char *location)
 		memcpy(out + len, page, plen);
 		len += (ssize_t)plen;
 	}
-	conn_out_commit(c, (size_t)len);
+	sock_out_commit(c->sock, (size_t)len);
 }
 
 static void respond_file(struct conn *c, const struct static_target *res)
 {
-	struct response *r = &c->resp;
+	struct response *r = &c->h1.resp;
 	struct static_response *sr = &r->sr;
 	struct static_request sreq;
 	int fd = res->fd;
@@ -104,11 +127,11 @@ static void respond_file(struct conn *c, const struct static_target *res)
 	char *out;
 
 	r->file = res->file;
-	h1_static_request(&c->parser->req, &sreq);
+	h1_static_request(&c->h1.parser->req, &sreq);
 	static_file_respond(&sreq, &r->file, c->w->boundary_seed++, sr);
 	r->status = sr->status;
 
-	out = conn_out_reserve(c, HEAD_MAX);
+	out = h1_out_reserve(c, HEAD_MAX);
 	if (!out) {
 		close(fd);
 		conn_abort(c, "no room for a response head");
@@ -126,7 +149,7 @@ static void respond_file(struct conn *c, const struct static_target *res)
 		respond_page(c, 500, NULL);
 		return;
 	}
-	conn_out_commit(c, (size_t)len);
+	sock_out_commit(c->sock, (size_t)len);
 
 	if (sr->send_body && sr->content_length > 0) {
 		body_send_start(c, fd);
@@ -135,9 +158,9 @@ static void respond_file(struct conn *c, const struct static_target *res)
 	}
 }
 
-void h1_on_request(struct conn *c)
+static void on_request(struct conn *c)
 {
-	const struct h1_request *req = &c->parser->req;
+	const struct h1_request *req = &c->h1.parser->req;
 	struct static_target resbuf, *res = &resbuf;
 
 	c->w->stats.requests++;
@@ -163,18 +186,18 @@ void h1_on_request(struct conn *c)
 	}
 }
 
-void h1_on_parse_error(struct conn *c, int status)
+static void on_parse_error(struct conn *c, int status)
 {
-	const struct h1_request *req = &c->parser->req;
+	const struct h1_request *req = &c->h1.parser->req;
 	c->w->stats.requests++;
 	log_request_line(c, req->method_name[0] ? req->method_name : "-");
 	log_msg(LOG_DEBUG, "%s: bad request (%d): %s", c->peer_text, status,
-		c->parser->error_reason ? c->parser->error_reason : "?");
+		c->h1.parser->error_reason ? c->h1.parser->error_reason : "?");
 	c->close_after = true;
 	respond_page(c, status ? status : 400, NULL);
 }
 
-void h1_on_response_done(struct conn *c, bool aborted)
+static void on_response_done(struct conn *c, bool aborted)
 {
 	struct access_log *al = &c->w->alog;
 	char when[32];
@@ -183,9 +206,201 @@ void h1_on_response_done(struct conn *c, bool aborted)
 		return;
 	access_log_time(when);
 	access_log_line(al, "%s [%s] \"%s\" %d %llu %.3f HTTP/1.1 %s %s %s%s", c->peer_text, when,
-			c->resp.request_line, c->resp.status,
-			(unsigned long long)conn_resp_bytes(c),
-			(double)(c->w->now_ms - c->resp.start_ms) / 1000.0,
-			sock_tls_version(c->sock), sock_tls_cipher(c->sock), conn_path_name(c),
-			aborted ? " aborted" : (c->resp.truncated ? " truncated" : ""));
+			c->h1.resp.request_line, c->h1.resp.status,
+			(unsigned long long)resp_bytes(c),
+			(double)(c->w->now_ms - c->h1.resp.start_ms) / 1000.0,
+			sock_tls_version(c->sock), sock_tls_cipher(c->sock), path_name(c),
+			aborted ? " aborted" : (c->h1.resp.truncated ? " truncated" : ""));
 }
+
+/* ---- the exchange: read a head, answer it, again ---- */
+
+static void read_head(struct conn *c);
+
+/* The last byte of the response is out: keep-alive or close. */
+static void response_finish(struct conn *c)
+{
+	const struct config *cfg = c->w->srv->cfg;
+	struct h1_exchange *x = &c->h1;
+
+	on_response_done(c, false);
+	if (x->resp.file_fd >= 0) {
+		close(x->resp.file_fd);
+		x->resp.file_fd = -1;
+	}
+	x->resp.path = BODY_PATH_NONE;
+	if (c->close_after || c->w->stopping ||
+	    (cfg->keepalive_requests && x->requests >= cfg->keepalive_requests) ||
+	    sock_rekey_needed(c->sock)) {
+		conn_close_graceful(c);
+		return;
+	}
+	h1_parser_reset(x->parser);
+	x->phase = H1_READ_HEAD;
+	x->head_started = false;
+	conn_set_deadline(c, cfg->idle_timeout_ms);
+	/* A keep-alive connection waiting for its next request needs no send
+	 * buffers: they go back to the worker's pool (no syscall). */
+	sock_release_idle_buffers(c->sock);
+	read_head(c);
+}
+
+/* Sends the body, and finishes the exchange once all is out. */
+static void respond(struct conn *c)
+{
+	if (body_send_pump(c) && c->state == CONN_PROTO)
+		response_finish(c);
+}
+
+static void start_response(struct conn *c)
+{
+	struct h1_exchange *x = &c->h1;
+
+	x->requests++;
+	x->phase = H1_RESPOND;
+	memset(&x->resp.body, 0, sizeof(x->resp.body));
+	x->resp.body.done = true;
+	x->resp.start_ms = c->w->now_ms;
+	x->resp.bytes_base = sock_bytes_sent(c->sock);
+	x->resp.truncated = false;
+	conn_set_deadline(c, c->w->srv->cfg->send_timeout_ms);
+}
+
+static void read_head(struct conn *c)
+{
+	struct sock *s = c->sock;
+	struct h1_exchange *x = &c->h1;
+
+	for (;;) {
+		size_t avail, used = 0;
+		const char *p = sock_input(s, &avail);
+
+		if (avail > 0) {
+			if (!x->head_started) {
+				x->head_started = true;
+				conn_set_deadline(c, c->w->srv->cfg->header_timeout_ms);
+			}
+			enum h1_parse_result pr = h1_parser_feed(x->parser, p, avail, &used);
+			sock_consume(s, used);
+			if (pr == H1_PARSE_AGAIN)
+				continue;
+			start_response(c);
+			if (pr == H1_PARSE_DONE)
+				on_request(c);
+			else
+				on_parse_error(c, x->parser->error_status);
+			respond(c);
+			return;
+		}
+		if (sock_is_tls(s)) {
+			switch (sock_decrypt(s)) {
+			case SOCK_IN_NEW:
+				continue;
+			case SOCK_IN_STOP:
+				return;
+			case SOCK_IN_CLOSED:
+				conn_close_graceful(c);
+				return;
+			case SOCK_IN_AGAIN:
+				break;
+			}
+		}
+		if (sock_peer_eof(s)) {
+			if (!sock_busy(s))
+				conn_abort(c, NULL);
+			return;
+		}
+		sock_recv(s);
+		return;
+	}
+}
+
+/* ---- the protocol table (struct conn_proto) ---- */
+
+static void h1_start(struct conn *c)
+{
+	const struct config *cfg = c->w->srv->cfg;
+	struct h1_exchange *x = &c->h1;
+	struct h1_limits lim = {
+		.max_header_bytes = cfg->max_header_bytes,
+		.max_headers = cfg->max_headers,
+		.max_uri = cfg->max_uri,
+	};
+
+	x->parser = malloc(sizeof(*x->parser));
+	if (!x->parser) {
+		conn_abort(c, "out of memory");
+		return;
+	}
+	h1_parser_init(x->parser, &lim);
+	x->phase = H1_READ_HEAD;
+	conn_set_deadline(c, cfg->header_timeout_ms);
+	if (!sock_busy(c->sock)) /* else OpenSSL's last words leave first; drive() follows */
+		read_head(c);
+}
+
+static void h1_drive(struct conn *c)
+{
+	if (c->h1.phase == H1_RESPOND)
+		respond(c);
+	else if (!sock_busy(c->sock)) /* OpenSSL waits until what it wrote has left */
+		read_head(c);
+}
+
+static void h1_spliced(struct conn *c, int res)
+{
+	body_send_spliced(c, res);
+}
+
+static void h1_aborted(struct conn *c)
+{
+	if (c->h1.phase == H1_RESPOND)
+		on_response_done(c, true);
+}
+
+static void h1_shutdown(struct conn *c)
+{
+	if (c->h1.phase == H1_READ_HEAD && !c->h1.head_started)
+		conn_close_graceful(c);
+	else
+		c->close_after = true; /* after this response */
+}
+
+static void h1_tick(struct conn *c)
+{
+	if (c->h1.phase == H1_RESPOND) {
+		/* The send timeout runs from the last byte the socket took. */
+		uint64_t sent = sock_sent_ms(c->sock), from = c->h1.resp.start_ms;
+		c->deadline_ms = (sent > from ? sent : from) + c->w->srv->cfg->send_timeout_ms;
+	}
+}
+
+static void h1_timeout(struct conn *c)
+{
+	if (c->h1.phase == H1_RESPOND)
+		conn_abort(c, "send timeout");
+	else if (c->h1.head_started)
+		conn_abort(c, "request header timeout");
+	else
+		conn_close_graceful(c);
+}
+
+static void h1_release(struct conn *c)
+{
+	if (c->h1.resp.file_fd >= 0)
+		close(c->h1.resp.file_fd);
+	c->h1.resp.file_fd = -1;
+	free(c->h1.parser);
+	c->h1.parser = NULL;
+}
+
+const struct conn_proto h1_proto = {
+	.start = h1_start,
+	.drive = h1_drive,
+	.spliced = h1_spliced,
+	.aborted = h1_aborted,
+	.shutdown = h1_shutdown,
+	.tick = h1_tick,
+	.timeout = h1_timeout,
+	.release = h1_release,
+};

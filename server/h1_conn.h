@@ -1,22 +1,13 @@
-/* HTTP/1.1 on a connection: turns a parsed request into a response (status
- * line, headers, and the body plan from the shared static-file code), and
- * writes the access log line when the response is done. */
+/* HTTP/1.1 on a connection: reads request heads (llhttp), turns each into a
+ * response (status line and headers from the shared static-file code, the
+ * body by body_send.c), keeps the connection alive or closes it, and writes
+ * the access log line when a response is done. conn.c runs it through its
+ * protocol table. */
 #ifndef KTLSD_SERVER_H1_CONN_H
 #define KTLSD_SERVER_H1_CONN_H
 
-#include <stdbool.h>
+#include "server/conn.h"
 
-struct conn;
-
-/* c->parser->req is complete: set up c->resp and queue the head. */
-void h1_on_request(struct conn *c);
-
-/* The parser refused the request: queue an error response; the connection
- * closes after it. */
-void h1_on_parse_error(struct conn *c, int status);
-
-/* The last byte of the response was accepted by the socket (or the
- * connection died mid-response: aborted is true). */
-void h1_on_response_done(struct conn *c, bool aborted);
+extern const struct conn_proto h1_proto;
 
 #endif

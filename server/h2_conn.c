@@ -23,6 +23,8 @@ static bool kernel_encrypts(const struct conn *c)
 	return !sock_user_tls(c->sock);
 }
 
+static void h2_drive(struct conn *c);
+
 /* ---- the ring side of the session's pump (struct h2_io) ---- */
 
 static bool batch_open(void *ctx)
@@ -158,7 +160,7 @@ static const struct h2_io ring_io = {
     .splice = splice_payload,
 };
 
-void h2_spliced(struct conn *c, int res)
+static void h2_spliced(struct conn *c, int res)
 {
 	struct h2_session *hs = c->h2;
 
@@ -265,7 +267,7 @@ static void env_event(void *ctx, enum h2_event ev, const struct h2_stream *s, in
 	}
 }
 
-void h2_conn_start(struct conn *c)
+static void h2_start(struct conn *c)
 {
 	const struct config *cfg = c->w->srv->cfg;
 	const struct h2_env env = {
@@ -293,10 +295,6 @@ void h2_conn_start(struct conn *c)
 		return;
 	}
 	c->h2 = hs;
-	c->state = CONN_H2;
-	/* The HTTP/1.1 parser (17 KB) has nothing to do here. */
-	free(c->parser);
-	c->parser = NULL;
 	hs->sendfile = cfg->h2_sendfile && kernel_encrypts(c) && sock_can_splice(c->sock);
 	h2_drive(c);
 }
@@ -381,7 +379,7 @@ static void update_deadline(struct conn *c)
 	c->deadline_ms = d;
 }
 
-void h2_timeout(struct conn *c)
+static void h2_timeout(struct conn *c)
 {
 	struct h2_session *hs = c->h2;
 
@@ -397,7 +395,7 @@ void h2_timeout(struct conn *c)
 	h2_drive(c);
 }
 
-void h2_release_idle(struct conn *c)
+static void h2_tick(struct conn *c)
 {
 	struct h2_session *hs = c->h2;
 
@@ -412,14 +410,14 @@ void h2_release_idle(struct conn *c)
 	sock_release_idle_buffers(c->sock);
 }
 
-void h2_drive(struct conn *c)
+static void h2_drive(struct conn *c)
 {
 	struct h2_session *hs = c->h2;
 	struct sock *s = c->sock;
 
 	if (!take_input(c))
 		return;
-	if (c->state != CONN_H2)
+	if (c->state != CONN_PROTO)
 		return;
 	/* Keep reading (WINDOW_UPDATE, RST_STREAM, new requests) while we
 	 * send, as long as the receive buffer has room. */
@@ -430,7 +428,7 @@ void h2_drive(struct conn *c)
 		conn_abort(c, "HTTP/2 send failed"); /* unless a callback said why */
 		return;
 	}
-	if (c->state != CONN_H2 || sock_closed(s))
+	if (c->state != CONN_PROTO || sock_closed(s))
 		return;
 	if (hs->cut && !sock_busy(s) && hs->reads_pending == 0 && !sock_tx_pending(s)) {
 		conn_abort(c, "file shrank under an HTTP/2 response");
@@ -449,7 +447,7 @@ void h2_drive(struct conn *c)
 	}
 }
 
-void h2_shutdown(struct conn *c)
+static void h2_shutdown(struct conn *c)
 {
 	if (!h2_session_goaway(c->h2))
 		return;
@@ -458,7 +456,7 @@ void h2_shutdown(struct conn *c)
 	h2_drive(c);
 }
 
-void h2_conn_free(struct conn *c)
+static void h2_release(struct conn *c)
 {
 	struct h2_session *hs = c->h2;
 	if (!hs)
@@ -469,3 +467,19 @@ void h2_conn_free(struct conn *c)
 	h2_session_free(hs);
 	c->h2 = NULL;
 }
+
+static void h2_aborted(struct conn *c)
+{
+	(void)c; /* each stream is logged when the session is freed */
+}
+
+const struct conn_proto h2_proto = {
+	.start = h2_start,
+	.drive = h2_drive,
+	.spliced = h2_spliced,
+	.aborted = h2_aborted,
+	.shutdown = h2_shutdown,
+	.tick = h2_tick,
+	.timeout = h2_timeout,
+	.release = h2_release,
+};

@@ -16,6 +16,8 @@
 
 #include "server/check.h"
 #include "server/config.h"
+#include "server/h1_conn.h"
+#include "server/h2_conn.h"
 #include "server/log.h"
 #include "server/worker.h"
 
@@ -87,6 +89,8 @@ static int server_build(struct server *srv, const struct config *cfg, const stru
 {
 	memset(srv, 0, sizeof(*srv));
 	srv->cfg = cfg;
+	srv->h1 = &h1_proto;
+	srv->h2 = &h2_proto;
 	srv->root_fd = -1;
 	if (cfg->nlisten > 0 && cfg->ncerts == 0) {
 		build_error(cur, "%s", "--cert/--key: a TLS listener needs at least one certificate");

@@ -7,7 +7,7 @@
 #include "proto/mime.h"
 #include "proto/path.h"
 #include "server/file.h"
-#include "server/worker.h"
+#include "server/worker-t.h"
 
 static int status_for_open_error(int err)
 {

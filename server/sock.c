@@ -14,7 +14,7 @@
 #include "server/log.h"
 #include "server/pipepool.h"
 #include "server/ring.h"
-#include "server/worker.h"
+#include "server/worker-t.h"
 
 /* Up to four maximum-size TLS records per recv: fewer costs syscalls, more
  * was measured slower (curl, +13% at 64 KiB on 100 Gbit/s). */

@@ -470,24 +470,3 @@ const char *worker_date(struct worker *w)
 	}
 	return w->date;
 }
-
-void worker_conn_link(struct worker *w, struct conn *c)
-{
-	c->prev = NULL;
-	c->next = w->conns;
-	if (w->conns)
-		w->conns->prev = c;
-	w->conns = c;
-	w->nconns++;
-}
-
-void worker_conn_unlink(struct worker *w, struct conn *c)
-{
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		w->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	w->nconns--;
-}

@@ -5,89 +5,7 @@
 #ifndef KTLSD_SERVER_WORKER_H
 #define KTLSD_SERVER_WORKER_H
 
-#include <pthread.h>
-#include <semaphore.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <time.h>
-
-#include <liburing.h>
-
-#include "ktls/ktls.h"
-#include "ktls/tls.h"
-#include "proto/mime.h"
-#include "server/bufpool.h"
-#include "server/config.h"
-#include "server/log.h"
-#include "server/pipepool.h"
-#include "server/ring.h"
-
-/* Read-only after start; every worker points at the same one. */
-struct server {
-	const struct config *cfg;
-	int root_fd;
-	struct mime_table *mime;
-	struct ktls_support ktls;
-	bool ktls_probed;            /* ktls holds a probe's answer */
-	bool use_ktls;               /* --ktls on, or auto with a kernel that has it */
-	struct tls_settings tls;
-	struct tls_cert_pair certs[CONFIG_MAX_CERTS];
-};
-
-struct listener {
-	int fd;
-	bool tls;
-	bool armed;                  /* an accept (or its retry timer) is in flight */
-	bool multishot;
-	struct worker *w;
-	struct ring_op accept_op, retry_op;
-	struct __kernel_timespec retry;
-};
-
-struct worker_stats {
-	uint64_t accepted, requests, bytes_out;
-	uint64_t ktls_tx, ktls_off;              /* connections by TLS path */
-	uint64_t body_copy, body_splice;         /* responses by body path */
-	uint64_t send_ops, splice_ops, read_ops, recv_ops;
-	uint64_t timeouts, truncated;
-};
-
-#define WORKER_MAX_LISTENERS (2 * CONFIG_MAX_LISTEN)
-
-struct worker {
-	unsigned id;
-	pthread_t thread;
-	const struct server *srv;
-	struct io_uring ring;
-	struct ring_features feat;
-	struct tls_server *tls;
-	struct listener listeners[WORKER_MAX_LISTENERS];
-	size_t nlisteners;
-	int wake_fd;                 /* eventfd: the main thread has news */
-	uint64_t wake_value;
-	_Atomic(const struct server *) next_srv; /* SIGHUP: the configuration to switch to */
-	atomic_bool stop_requested;  /* SIGTERM */
-	struct ring_op tick_op, wake_op;
-	struct __kernel_timespec tick;
-	struct bufpool bufs;         /* I/O buffers of its connections */
-	struct pipepool pipes;       /* pipes for splice, leased a chunk at a time */
-	struct conn *conns;          /* list head */
-	unsigned nconns;
-	bool stopping;
-	uint64_t stop_deadline_ms;
-	bool accept_paused_logged;
-	uint64_t accept_failed_ms;   /* when accept last ran out of fds */
-	uint64_t now_ms;
-	uint64_t boundary_seed;
-	time_t date_sec;             /* the Date header, formatted once a second */
-	char date[32];
-	struct access_log alog;
-	struct worker_stats stats;
-	int start_error;             /* set by the thread before it signals ready */
-	sem_t ready;
-	bool sem_ready;
-} __attribute__((aligned(16)));
+#include "server/worker-t.h"
 
 /* Creates the listening sockets of worker id (bind errors are reported here,
  * before any thread starts). 0 or -errno with a logged reason. */
@@ -117,9 +35,5 @@ void worker_join(struct worker *w);
 
 /* The Date header value, formatted at most once a second. */
 const char *worker_date(struct worker *w);
-
-/* Used by conn.c */
-void worker_conn_link(struct worker *w, struct conn *c);
-void worker_conn_unlink(struct worker *w, struct conn *c);
 
 #endif

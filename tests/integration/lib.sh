@@ -123,7 +123,7 @@ launch() {
 			KTLSD_PID=
 			return 1
 		fi
-		if port_open "$PORT"; then
+		if port_open "$PORT" && port_is_ours "$PORT" "$KTLSD_PID"; then
 			return 0
 		fi
 		sleep 0.05
@@ -133,6 +133,13 @@ launch() {
 	KTLSD_PID=
 	fail "start ktlsd $*" "not accepting on port $PORT after 10 s; log: $(tail -n 3 "$KTLSD_LOG" | tr '\n' ' ')"
 	return 2
+}
+
+# port_is_ours PORT PID: the socket listening on 127.0.0.1:PORT belongs to
+# PID, not to a server another test file started on the same port between
+# our probe for a free port and our bind (which then fails).
+port_is_ours() {
+	ss -Hltnp "sport = :$1" 2>/dev/null | grep -q "pid=$2,"
 }
 
 # freeport: print a free port (see lib.py).

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "server/config.h"
+#include "server/config_options.h"
 #include "tests/unit/check_run.h"
 
 #ifndef PACKAGE_VERSION

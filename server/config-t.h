@@ -1,0 +1,90 @@
+/* The types of the configuration (config.h has its functions), so that
+ * the option table (config_options.c) can name fields without including
+ * the loader that includes it. */
+#ifndef KTLSD_SERVER_CONFIG_T_H
+#define KTLSD_SERVER_CONFIG_T_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#define CONFIG_MAX_LISTEN 16
+#define CONFIG_MAX_CERTS 4
+
+struct config_listen {
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	char text[64]; /* as the user wrote it, for messages */
+};
+
+struct config_cert {
+	char *cert_file;
+	char *key_file;
+};
+
+enum config_tristate { CONFIG_AUTO, CONFIG_ON, CONFIG_OFF };
+
+/* --log-level, in order of verbosity: a message is logged when its level is
+ * at most cfg->log_level. */
+enum config_log_level { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG };
+
+struct config {
+	char *root;                      /* --root DIR (required) */
+	struct config_listen listen[CONFIG_MAX_LISTEN];   /* --listen ADDR:PORT, repeatable; 0.0.0.0:8443 when no --listen nor --listen-plain is given */
+	size_t nlisten;
+	struct config_listen listen_plain[CONFIG_MAX_LISTEN]; /* --listen-plain ADDR:PORT, repeatable; default none */
+	size_t nlisten_plain;
+	struct config_cert certs[CONFIG_MAX_CERTS];       /* --cert FILE --key FILE, paired in order */
+	size_t ncerts;
+	unsigned workers;                /* --workers N; 0 = one per allowed CPU */
+	char *config_file;               /* --config FILE */
+	bool check;                      /* --check: describe this machine, then exit */
+
+	/* TLS */
+	char *tls_protocols;             /* --tls-protocols "TLSv1.2 TLSv1.3" */
+	char *tls13_ciphersuites;        /* --tls13-ciphersuites (OpenSSL syntax) */
+	char *tls12_ciphers;             /* --tls12-ciphers (OpenSSL syntax) */
+	bool tls_session_tickets;        /* --tls-session-tickets on|off */
+	unsigned tls_session_cache;      /* --tls-session-cache N (entries per worker, 0 = off) */
+	unsigned tls_ticket_rotate_s;    /* --tls-ticket-rotate SECONDS */
+	enum config_tristate ktls;       /* --ktls auto|on|off */
+	bool sendfile;                   /* --sendfile on|off */
+	bool h2;                         /* --h2 on|off */
+	bool h2_sendfile;                /* --h2-sendfile on|off (expert, off) */
+	unsigned h2_max_streams;         /* --h2-max-streams N */
+	unsigned h2_max_header_list;     /* --h2-max-header-list BYTES */
+	unsigned h2_reset_rate;          /* --h2-reset-rate N per second */
+	unsigned h2_max_continuations;   /* --h2-max-continuations N */
+	unsigned h2_buffer;              /* --h2-buffer BYTES */
+
+	/* HTTP limits and timeouts */
+	unsigned max_header_bytes;       /* --max-header-size BYTES */
+	unsigned max_headers;            /* --max-headers N */
+	unsigned max_uri;                /* --max-uri BYTES */
+	unsigned max_connections;        /* --max-connections N (per worker) */
+	unsigned keepalive_requests;     /* --keepalive-requests N */
+	unsigned handshake_timeout_ms;   /* --handshake-timeout SECONDS */
+	unsigned header_timeout_ms;      /* --header-timeout SECONDS */
+	unsigned idle_timeout_ms;        /* --idle-timeout SECONDS */
+	unsigned send_timeout_ms;        /* --send-timeout SECONDS */
+	unsigned shutdown_grace_ms;      /* --shutdown-grace SECONDS */
+	bool dotfiles;                   /* --dotfiles on|off (off: 404) */
+	char *mime_types;                /* --mime-types FILE (default /etc/mime.types) */
+
+	/* Logging */
+	char *access_log;                /* --access-log FILE|off (default off); NULL = off */
+	char *error_log;                 /* --error-log FILE|stderr (default stderr); NULL = stderr */
+	int log_level;                   /* --log-level error|warn|info|debug: enum config_log_level */
+	char *pid_file;                  /* --pid-file FILE; NULL = none */
+	char *user;                      /* --user USER: drop root after binding; NULL = stay */
+};
+
+enum config_result {
+	CONFIG_RUN = 0,      /* start the server */
+	CONFIG_EXIT_OK = 1,  /* --help or --version printed: exit 0 */
+	CONFIG_EXIT_ERR = 2, /* bad flag or config: a one-line error was printed: exit 2 */
+};
+
+#endif

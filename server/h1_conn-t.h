@@ -1,0 +1,43 @@
+/* The types of an HTTP/1.1 exchange (h1_conn.h has its functions): the
+ * parser, the response being sent and where its body comes from. Types
+ * only, so struct conn can hold one without including the protocol. */
+#ifndef KTLSD_SERVER_H1_CONN_T_H
+#define KTLSD_SERVER_H1_CONN_T_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "proto/body.h"
+#include "proto/h1_parser.h"
+#include "proto/static_file.h"
+#include "server/ring.h"
+
+enum body_path { BODY_PATH_NONE, BODY_PATH_COPY, BODY_PATH_SPLICE };
+
+/* The HTTP/1.1 response being sent. */
+struct response {
+	int file_fd;                 /* -1 when the body is not from a file */
+	struct static_file file;
+	struct static_response sr;
+	struct body body;
+	enum body_path path;
+	bool truncated;              /* the file shrank under us: close after what we have */
+	int status;
+	uint64_t bytes_base;         /* the sock's bytes sent when the response began */
+	uint64_t start_ms;
+	struct ring_op read_op;      /* the file read of the copy path */
+	bool read_posted;
+	char request_line[256];      /* for the access log */
+};
+
+enum h1_phase { H1_READ_HEAD, H1_RESPOND };
+
+struct h1_exchange {
+	enum h1_phase phase;
+	struct h1_parser *parser;    /* allocated when HTTP/1.1 starts (17 KB) */
+	struct response resp;
+	bool head_started;           /* bytes of the next request head have arrived */
+	unsigned requests;
+};
+
+#endif
