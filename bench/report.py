@@ -7,13 +7,15 @@ Reads OUT/raw.csv (one row per measurement: every repetition of every cell
 for every server) and writes:
   OUT/results.csv  one row per cell, server and metric: median, min, max,
                    the server's CPU use, work per server CPU-second, flags
-  OUT/report.md    ratio table first (ktlsd / best peer of each cell), then
+  OUT/report.md    ratio table first (ktlsd / best peer of each cell; with
+                   bench/run --ktlsd-baseline also ktlsd / ktlsd-base), then
                    the plots, the full tables, and how to reproduce it all
   OUT/*.png        plots drawn with gnuplot (skipped, with a note, if
                    gnuplot is missing)
 """
 import csv
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -26,7 +28,10 @@ RESULTS_HEADER = ["group", "cell", "server", "metric", "unit", "median", "min", 
 # Metrics where smaller is better (costs); for all others bigger is better.
 LOWER_IS_BETTER = {"syscalls_per_mib", "sends_per_mib", "user_copy_bytes_per_mib",
                    "ring_ops_per_mib", "pss_total", "pss_per_conn", "records_per_mib", "peak_rss",
-                   "syscalls_per_mib_uml"}
+                   "syscalls_per_mib_uml", "cpu_s_per_gb"}
+# The second ktlsd build of bench/run --ktlsd-baseline: not a peer (never
+# "best peer"), compared with ktlsd in columns of its own.
+BASE = "ktlsd-base"
 # A server that used less than this share of its core was not the
 # bottleneck: the client (or something else) was.
 BUSY = 0.85
@@ -140,8 +145,9 @@ def servers_of(rows):
     for r in rows:
         if r["server"] not in out and r["server"] != "machine":
             out.append(r["server"])
-    # ktlsd first, then nginx, then the rest in order of appearance.
-    out.sort(key=lambda s: (s != "ktlsd", s != "nginx"))
+    # ktlsd first, then its baseline, then nginx, then the rest in order of
+    # appearance.
+    out.sort(key=lambda s: (s != "ktlsd", s != BASE, s != "nginx"))
     return out
 
 
@@ -156,24 +162,34 @@ def ratio(a, b):
 # tables below it.
 HEADLINE = {"rate", "throughput", "peak_rss", "pss_per_conn", "pss_total", "syscalls_per_mib",
             "user_copy_bytes_per_mib", "records_per_mib"}
+# Groups whose every metric is a headline (the many-downloads cell: its ring
+# operations per MiB are the point of it).
+HEADLINE_GROUPS = {"many"}
 
 
 def ratio_table(rows):
     by = {(r["group"], r["cell"], r["metric"], r["server"]): r for r in rows}
-    ring = {(r["group"], r["cell"]): r for r in rows
-            if r["metric"] == "ring_ops_per_mib" and r["server"] == "ktlsd"}
-    lines = ["| cell | metric | ktlsd | best peer | ktlsd / best | ktlsd / nginx "
-             "| per server CPU-s: ktlsd / best | notes |",
-             "|---|---|---:|---|---:|---:|---:|---|"]
+    ring = {(r["group"], r["cell"], r["server"]): r for r in rows
+            if r["metric"] == "ring_ops_per_mib"}
+    has_base = any(r["server"] == BASE for r in rows)
+    head = ("| cell | metric | ktlsd | best peer | ktlsd / best | ktlsd / nginx "
+            "| per server CPU-s: ktlsd / best |")
+    rule = "|---|---|---:|---|---:|---:|---:|"
+    if has_base:
+        head += " %s | ktlsd / %s | per server CPU-s: ktlsd / %s |" % (BASE, BASE, BASE)
+        rule += "---:|---:|---:|"
+    lines = [head + " notes |", rule + "---|"]
     for g, cell, metric in cells_of(rows):
         k = by.get((g, cell, metric, "ktlsd"))
-        if k is None or metric not in HEADLINE:
+        if k is None or (metric not in HEADLINE and g not in HEADLINE_GROUPS):
             continue
         if g == "memory" and metric == "pss_total" and "after" not in cell:
             continue
         lower = metric in LOWER_IS_BETTER
         peers = [r for (gg, cc, mm, s), r in by.items()
-                 if (gg, cc, mm) == (g, cell, metric) and s != "ktlsd" and r["median"] is not None]
+                 if (gg, cc, mm) == (g, cell, metric) and s not in ("ktlsd", BASE)
+                 and r["median"] is not None]
+        base = by.get((g, cell, metric, BASE))
         best = None
         if peers:
             best = (min if lower else max)(peers, key=lambda r: r["median"])
@@ -199,9 +215,17 @@ def ratio_table(rows):
         if "RESUMED ONLY" in k["note"]:
             notes.append("ktlsd resumed only " + k["note"].split("RESUMED ONLY ")[1].split(";")[0]
                          + " of the sessions offered")
-        if metric == "syscalls_per_mib" and (g, cell) in ring and ring[(g, cell)]["median"]:
-            notes.append("ktlsd's io_uring I/O is not syscalls: plus %s ring ops/MiB"
-                         % fmt(ring[(g, cell)]["median"]))
+        if metric == "syscalls_per_mib" and ring.get((g, cell, "ktlsd"), {}).get("median"):
+            note = ("ktlsd's io_uring I/O is not syscalls: plus %s ring ops/MiB"
+                    % fmt(ring[(g, cell, "ktlsd")]["median"]))
+            if ring.get((g, cell, BASE), {}).get("median"):
+                note += " (%s: %s)" % (BASE, fmt(ring[(g, cell, BASE)]["median"]))
+            notes.append(note)
+        if metric == "ring_ops_per_mib" and "issue 10" in k["note"]:
+            notes.append("issue 10 asks for at most 4: "
+                         + ("met" if k["median"] is not None and k["median"] <= 4 else "**NOT met**"))
+        if base is not None and base["verified"] == "FAIL":
+            notes.append("**%s bytes not verified (FAIL)**" % BASE)
         if lower:
             notes.append("lower is better")
         unit = k["unit"]
@@ -209,13 +233,17 @@ def ratio_table(rows):
         if best and best["per_cpu_median"] is not None:
             per_best = max((p for p in peers if p["per_cpu_median"] is not None),
                            key=lambda r: r["per_cpu_median"])
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            cell, "%s (%s)" % (metric, unit), fmt(k["median"], unit),
-            ("%s %s" % (best["server"], fmt(best["median"], unit))) if best else "-",
-            fmt(ratio(k["median"], best["median"] if best else None)),
-            fmt(ratio(k["median"], ng["median"] if ng else None)),
-            fmt(ratio(k["per_cpu_median"], per_best["per_cpu_median"] if per_best else None)),
-            "; ".join(notes)))
+        cols = [cell, "%s (%s)" % (metric, unit), fmt(k["median"], unit),
+                ("%s %s" % (best["server"], fmt(best["median"], unit))) if best else "-",
+                fmt(ratio(k["median"], best["median"] if best else None)),
+                fmt(ratio(k["median"], ng["median"] if ng else None)),
+                fmt(ratio(k["per_cpu_median"], per_best["per_cpu_median"] if per_best else None))]
+        if has_base:
+            cols += [fmt(base["median"], unit) if base else "-",
+                     fmt(ratio(k["median"], base["median"] if base else None)),
+                     fmt(ratio(k["per_cpu_median"], base["per_cpu_median"] if base else None))]
+        cols.append("; ".join(notes))
+        lines.append("| " + " | ".join(cols) + " |")
     return lines
 
 
@@ -325,6 +353,11 @@ def main():
     md.append("## ktlsd / best peer, every cell")
     md.append("")
     md.append("Ratios above 1 favour ktlsd (for costs, marked *lower is better*, below 1 does).")
+    if any(r["server"] == BASE for r in rows):
+        md.append("`%s` is a second ktlsd build (`--ktlsd-baseline`, binary in versions below), "
+                  "run through the same cells in the same run, interleaved with the others; it is "
+                  "never the \"best peer\". `ktlsd / %s` above 1 favours the build under test "
+                  "(for costs, below 1 does)." % (BASE, BASE))
     md.append("")
     md += ratio_table(rows)
     md.append("")
@@ -365,6 +398,7 @@ def main():
         ("Small files (1 KiB, keep-alive)", ("small",)),
         ("Large files and plain HTTP", ("large", "plain")),
         ("Memory with idle TLS connections", ("memory",)),
+        ("Many plain-HTTP downloads at once, ktlsd as --user nobody (issue 10)", ("many",)),
         ("Cost per MiB served (one download under strace)", ("cost",)),
         ("kTLS matrix (user-mode Linux; counts carry over, speed does not)", ("ktls",)),
         ("Limits of this machine", ("limits",)),
@@ -380,6 +414,13 @@ def main():
             md.append("Measured inside user-mode Linux, where a syscall costs ~80 µs and the "
                       "kernel's AES is plain C: throughput there is a curiosity, labelled as "
                       "such; syscalls, TLS records and user-space copies per MiB carry over.")
+            md.append("")
+        if "many" in groups:
+            md.append("ktlsd builds only (the peers have no ring-operation counters): ktlsd "
+                      "started with `--user nobody`, N downloads of one file over plain HTTP, "
+                      "all connections open at once (h2load, one client thread). Ring operations "
+                      "per MiB = (send_ops + splice_ops + read_ops) / MiB out, summed over the "
+                      "workers' counters printed on exit; issue 10 asks for at most 4.")
             md.append("")
         if "cost" in groups:
             md.append("ktlsd does its socket and file I/O through io_uring, which strace does "
@@ -422,7 +463,8 @@ def main():
     for name in sorted(os.listdir(cdir)) if os.path.isdir(cdir) else []:
         # One of each kind of file is enough: the others differ only in
         # ports, certificate and sendfile, as their names say.
-        kind = name.split("-")[0] + os.path.splitext(name)[1]
+        m = re.match(r"(.+?)-(?:ec|rsa)-sf(?:on|off)-", name)
+        kind = (m.group(1) if m else name.split("-")[0]) + os.path.splitext(name)[1]
         if kind in shown:
             continue
         shown.add(kind)

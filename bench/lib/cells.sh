@@ -295,3 +295,81 @@ cost_finish() {
 	done
 	rm -f "$COST_TRACE"
 }
+
+# cell_many CELL N FILE: N concurrent plain-HTTP downloads of FILE, one
+# connection each, all open at once (h2load: one client thread, epoll, cheap
+# on the client core). For ktlsd builds started as --user nobody (issue 10):
+# throughput, server CPU-seconds per GB, and (many_finish, after srv_stop
+# wait) ring operations per MiB from the counters ktlsd prints on exit.
+cell_many() {
+	local cell=$1 n=$2 file=$3 size out ok s2xx data want got ver=size note="" need
+	size=$(stat -c %s "$ROOT/$file")
+	local url="http://127.0.0.1:$SRV_PLAIN/$file"
+	MANY_CELL=$cell MANY_VER=FAIL
+	# First repetition: one download checked byte for byte (it also counts
+	# in the server's totals, as 1/N of the bytes).
+	if [ "$REP" = 1 ]; then
+		want=$(cat "$WORK/sha/$file")
+		got=$(on_client curl -s --max-time 60 "$url" | sha256sum | cut -d' ' -f1)
+		if [ "$got" = "$want" ]; then ver=sha256+size; else ver=FAIL note="sha256 mismatch; "; fi
+	fi
+	# The point of the cell: the server really runs as nobody.
+	local uid want_uid
+	uid=$(awk '$1 == "Uid:" { print $2 }' /proc/"$SRV_PID"/status 2>/dev/null)
+	want_uid=$(id -u nobody 2>/dev/null)
+	if [ -z "$uid" ] || [ "$uid" != "$want_uid" ]; then
+		ver=FAIL note="${note}server uid ${uid:-?}, not nobody's ${want_uid:-?}; "
+	fi
+	need=$((n + 256))
+	note_cmd "ulimit -n $need; h2load --h1 -t1 -c$n -n$n http://127.0.0.1:PORT/$file   # $cell (server: ktlsd ... --user nobody)"
+	m_begin
+	out=$(
+		cur=$(ulimit -n)
+		if [ "$cur" != unlimited ] && [ "$cur" -lt "$need" ]; then
+			ulimit -n "$need" 2>/dev/null || ulimit -Sn "$(ulimit -Hn)"
+		fi
+		timeout -k 5 300 taskset -c "$CLIENT_CPUS" h2load --h1 -t1 -c"$n" -n"$n" "$url" 2>&1
+	)
+	m_end
+	ok=$(sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' <<<"$out")
+	s2xx=$(sed -n 's/^status codes: \([0-9]*\) 2xx.*/\1/p' <<<"$out")
+	data=$(sed -n 's/^traffic: .* (\([0-9]*\)) data.*/\1/p' <<<"$out")
+	# Every download complete, every answer a 2xx, every body byte there.
+	if [ "${ok:-0}" != "$n" ] || [ "${s2xx:-0}" != "$n" ] || [ "${data:-0}" != $((n * size)) ]; then
+		ver=FAIL
+		note="${note}${ok:-?} of $n succeeded; ${s2xx:-?} 2xx; ${data:-?} body bytes of $((n * size)); $(grep -i 'error\|fail' <<<"$out" | grep -v '^requests:' | head -n1 | head -c 200); "
+	fi
+	MANY_VER=$ver
+	row many "$cell" throughput MB/s "$(fdiv "${data:-0}" "$(awk -v w="$M_WALL" 'BEGIN{print w*1e6}')" 1)" \
+		"$(fdiv "${data:-0}" "$(awk -v c="$M_CPU" 'BEGIN{print c*1e6}')" 1)" MB/cpu-s "$ver" \
+		"${note}server uid $uid; $ok downloads of $size bytes at once; body bytes $data"
+	row many "$cell" cpu_s_per_gb cpu-s/GB "$(fdiv "$M_CPU" "$(fdiv "${data:-0}" 1e9 9)" 3)" "" "" "$ver" \
+		"server CPU-seconds (all threads) per 10^9 body bytes"
+}
+
+# many_finish: after srv_stop wait, ring operations per MiB served, summed
+# over the workers' exit counters: (send_ops + splice_ops + read_ops) /
+# (bytes_out / MiB). Issue 10 asks for at most 4.
+many_finish() {
+	local sums ops mib note ver=$MANY_VER
+	M_CPU='' M_WALL='' M_OTHER='' M_CLIENT=''
+	# "worker N stats: ... bytes_out=B ... send_ops=S splice_ops=P read_ops=R recv_ops=V ..."
+	sums=$(grep -h 'worker [0-9]* stats:' "$SRV_RUN"/*.log 2>/dev/null | awk '
+		{ for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[2] != "") v[kv[1]] += kv[2] } ; n++ }
+		END { if (n) printf "%d %.0f %.0f %.0f %.0f %.0f\n", n, v["bytes_out"], v["send_ops"], v["splice_ops"], v["read_ops"], v["recv_ops"] }')
+	if [ -z "$sums" ]; then
+		row many "$MANY_CELL" ring_ops_per_mib ops/MiB n/a "" "" "$ver" "ktlsd printed no counters on exit"
+		return
+	fi
+	local nw out send splice read recv
+	read -r nw out send splice read recv <<<"$sums"
+	mib=$(fdiv "$out" 1048576 6)
+	ops=$(fdiv "$((send + splice + read))" "$mib" 2)
+	note="$nw worker(s): send $send splice $splice read $read over $out bytes out (recv $recv not counted)"
+	if [ -n "$ops" ] && awk -v o="$ops" 'BEGIN { exit !(o <= 4) }'; then
+		note="$note; issue 10 (at most 4/MiB): met"
+	else
+		note="$note; issue 10 (at most 4/MiB): NOT MET"
+	fi
+	row many "$MANY_CELL" ring_ops_per_mib ops/MiB "${ops:-n/a}" "" "" "$ver" "$note"
+}

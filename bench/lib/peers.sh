@@ -39,7 +39,8 @@ fill() {
 # certificate CERT (ec|rsa), sendfile on|off and kTLS on|off. Sets SRV_PID,
 # SRV_PORT (HTTPS), SRV_PLAIN (HTTP), SRV_RUN (its scratch folder, with its
 # error log) and SRV_CONF (the config file, if any). Returns 1 if it does not
-# come up.
+# come up. KTLSD_EXTRA (an array, usually empty) adds flags for servers of
+# kind ktlsd (ktlsd and ktlsd-base alike), e.g. (--user nobody).
 srv_start() {
 	local _
 	for _ in 1 2 3; do
@@ -57,6 +58,7 @@ srv_start_once() {
 	kind=$(srv_kind "$srv")
 	bin=$(srv_bin "$srv")
 	tag="$name-$cert-sf$sendfile-ktls$ktls"
+	[ ${#KTLSD_EXTRA[@]} -gt 0 ] && [ "$kind" = ktlsd ] && tag="$tag-extra"
 	SRV_RUN="$WORK/run/$tag.$RANDOM"
 	mkdir -p "$SRV_RUN/tmp"
 	# Servers that drop privileges to nobody still write their logs here.
@@ -75,7 +77,7 @@ srv_start_once() {
 			--tls-protocols "TLSv1.2 TLSv1.3" --tls12-ciphers "$TLS12_CIPHERS"
 			--tls13-ciphersuites "$TLS13_SUITES" --tls-session-cache 20000
 			--keepalive-requests 1000000 --access-log off
-			--error-log "$SRV_RUN/error.log")
+			--error-log "$SRV_RUN/error.log" "${KTLSD_EXTRA[@]}")
 		SRV_CONF="$OUT/configs/$tag.args"
 		printf '%q ' "$bin" "${SRV_ARGS[@]}" >"$SRV_CONF"
 		taskset -c "$SERVER_CPU" "$bin" "${SRV_ARGS[@]}" </dev/null >"$SRV_RUN/stdout.log" 2>&1 &

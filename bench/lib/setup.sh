@@ -78,6 +78,19 @@ setup_ktlsd() {
 	[ -x "$KTLSD_BIN" ] || die "no ktlsd after the build"
 }
 
+# The baseline ktlsd (--ktlsd-baseline / $KTLSD_BASELINE), if any: a second
+# server of kind ktlsd, labelled ktlsd-base, so that everything done for
+# ktlsd (its flags, its cells, its exit counters) is done for it too.
+setup_ktlsd_baseline() {
+	[ -n "$KTLSD_BASE_BIN" ] || return 0
+	[ -x "$KTLSD_BASE_BIN" ] || die "--ktlsd-baseline: $KTLSD_BASE_BIN is not an executable file"
+	KTLSD_BASE_BIN=$(readlink -f "$KTLSD_BASE_BIN")
+	if [ "$KTLSD_BASE_BIN" = "$KTLSD_BIN" ] || cmp -s "$KTLSD_BASE_BIN" "$KTLSD_BIN"; then
+		log "note: ktlsd and ktlsd-base are the same binary (an A/A run: their spread is the noise)"
+	fi
+	SERVERS+=("ktlsd-base:ktlsd:$KTLSD_BASE_BIN")
+}
+
 # SERVERS+=(...) for the peers that exist on this machine.
 setup_peers() {
 	local p bin
@@ -150,6 +163,10 @@ write_versions() {
 		echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 		for s in "${SERVERS[@]}"; do
 			echo "$(srv_name "$s"): $(srv_version "$s") ($(srv_bin "$s"))"
+		done
+		for s in "${SERVERS[@]}"; do
+			[ "$(srv_kind "$s")" = ktlsd ] &&
+				echo "$(srv_name "$s") binary sha256: $(sha256sum "$(srv_bin "$s")" | cut -d' ' -f1)"
 		done
 		echo "ktlsd source: $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$TOP" status --porcelain -- server proto ktls configure.ac Makefile.am 2>/dev/null | grep -q . && echo ' (with local changes)')"
 		echo "wrk: $(wrk -v 2>&1 | head -n1)"

@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # The kTLS matrix, in user-mode Linux (shared/KTLS-UML.md): the host kernel
 # here has no kernel TLS, Debian's linux.uml has it as a module. One boot
-# runs ktlsd and nginx through kTLS on/off x sendfile on/off x HTTP/1.1 and
-# HTTP/2 (bench/uml/guest.sh); its rows are added to raw.csv.
+# runs ktlsd (and ktlsd-base, with --ktlsd-baseline) and nginx through
+# kTLS on/off x sendfile on/off x HTTP/1.1 and HTTP/2 (bench/uml/guest.sh);
+# its rows are added to raw.csv.
 #
 # The guest sees the host's file system but mounts tmpfs over /tmp, /run and
 # /dev/shm, so everything it needs is copied to a folder outside those.
@@ -19,11 +20,13 @@ uml_matrix() {
 	nginx=$(command -v nginx || echo /usr/sbin/nginx)
 	[ "$MODE" = full ] && mib=64
 	local servers=ktlsd
-	[ -x "$nginx" ] && servers="ktlsd,nginx"
+	[ -n "$KTLSD_BASE_BIN" ] && servers="$servers,ktlsd-base"
+	[ -x "$nginx" ] && servers="$servers,nginx"
 	local d
 	d=$(mktemp -d /var/tmp/ktlsd-bench-uml.XXXXXX) || return
 	mkdir -p "$d/results" "$d/tools" "$d/conf" "$d/certs" "$d/uml"
 	cp "$KTLSD_BIN" "$d/ktlsd"
+	[ -n "$KTLSD_BASE_BIN" ] && cp "$KTLSD_BASE_BIN" "$d/ktlsd-base"
 	cp "$HERE/tools/tlsfetch.py" "$HERE/tools/strace_cost.py" "$d/tools/"
 	cp "$HERE/conf/nginx.conf.in" "$d/conf/"
 	cp "$WORK/certs/ec.pem" "$WORK/certs/ec.key" "$d/certs/"

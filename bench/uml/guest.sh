@@ -12,8 +12,9 @@
 #
 # Environment (from the kernel command line): BENCHDIR (host folder with
 # ktlsd, tools/, conf/, certs/; results/rows.csv is written there), MIB,
-# NGINX (binary), SERVERS (comma-separated: ktlsd,nginx; a space would end
-# the kernel argument).
+# NGINX (binary), SERVERS (comma-separated: ktlsd,ktlsd-base,nginx; a space
+# would end the kernel argument). ktlsd-base is a second ktlsd build
+# (bench/run --ktlsd-baseline), in BENCHDIR/ktlsd-base.
 set -u
 B=$BENCHDIR
 R=$B/results
@@ -56,8 +57,8 @@ start_server() { # server ktls sendfile
 	LOGF=$W/$1.log
 	: >"$LOGF"
 	case $1 in
-	ktlsd)
-		"$B/ktlsd" --root "$W/root" --listen "127.0.0.1:$PORT" --cert "$B/certs/ec.pem" \
+	ktlsd | ktlsd-base)
+		"$B/$1" --root "$W/root" --listen "127.0.0.1:$PORT" --cert "$B/certs/ec.pem" \
 			--key "$B/certs/ec.key" --workers 1 --ktls "$2" --sendfile "$3" \
 			--tls-session-cache 20000 --access-log off --error-log "$LOGF" </dev/null >/dev/null 2>&1 &
 		SPID=$!
@@ -141,7 +142,9 @@ for srv in ${SERVERS//,/ }; do
 				row "$cell" "$srv" records_per_mib records/MiB "$(get records_per_mib)" "$ver" "$note"
 				row "$cell" "$srv" median_record_bytes bytes "$(get median_record)" "$ver" "ciphertext bytes per record"
 				stats=$(grep -h 'worker 0 stats:' "$LOGF" | tail -n1)
-				"$PY" "$B/tools/strace_cost.py" "$W/trace" "$mib" "$srv" "$stats" |
+				kind=$srv
+				[ "$srv" = ktlsd-base ] && kind=ktlsd
+				"$PY" "$B/tools/strace_cost.py" "$W/trace" "$mib" "$kind" "$stats" |
 					while IFS='|' read -r metric unit value n; do
 						row "$cell" "$srv" "$metric" "$unit" "$value" "$ver" "$n"
 					done
