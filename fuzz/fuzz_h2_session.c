@@ -1,9 +1,11 @@
-/* libFuzzer target: the server's HTTP/2 session (server/h2_session.c:
- * nghttp2 with ktlsd's options and callbacks, request to response through
- * server/resolve.c and proto/static_file.c, batches with holes for file
- * bytes), linked as it is and driven as server/h2_conn.c drives it, with
- * the ring's operations done at once: a batch is sent when it is complete,
- * a stream's readv is a preadv on its file, a splice is a pread.
+/* libFuzzer target: the HTTP/2 session (proto/h2_session.c and
+ * h2_stream.c: nghttp2 with ktlsd's options and callbacks, request to
+ * response through proto/static_file.c and proto/resp_head.c, batches with
+ * holes for file bytes), linked with nothing of server/: it gets its own
+ * environment (a resolution beneath the root made here, as server/resolve.c
+ * does it) and is driven by the session's own pump (h2_session_pump, as
+ * server/h2_conn.c drives it), with the ring's operations done at once: a batch is sent when it is
+ * complete, a stream's readv is a preadv on its file, a splice is a pread.
  *
  * The root it serves is made at start in a temporary folder: index.html,
  * a.txt, big.bin (1 MiB and a bit), empty.txt, sub/index.html, nodir/ (no
@@ -39,9 +41,11 @@
  * of its range, or of each part's range between multipart heads. Holes lie
  * in the batch and add up to the readv; no file descriptor outlives
  * h2_session_free; ASan, LSan and UBSan watch the rest. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,27 +53,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <nghttp2/nghttp2.h>
 
 #include "fuzz/fuzz_check.h"
+#include "fuzz/fuzz_h2_wire.h"
+#include "proto/h2_session.h"
 #include "proto/mime.h"
-#include "server/config.h"
-#include "server/conn.h"
-#include "server/h2_session.h"
-#include "server/log.h"
-#include "server/worker.h"
+#include "proto/path.h"
 
-/* 1 MiB and a bit: its 65th DATA frame finds MAX_IOV holes in a 4 MiB batch. */
-#define BIG_SIZE ((1u << 20) + 40000)
 #define SHRINK_AT 65536 /* flags bit 1: reads end here */
 /* Per input, so that a client asking for big.bin over and over stays fast;
  * a stalled client stops us sooner. */
 #define MAX_BATCHES 512
 #define MAX_BYTES (64u << 20)
-#define MAX_PAYLOAD 16384 /* nghttp2's DATA payload, whatever the peer allows */
 #define MTIME 1580608922  /* 2020-02-02 02:02:02 UTC, as the integration fixtures */
 
 /* ---- the served root, made once ---- */
@@ -87,19 +87,11 @@ static const char *const dirs[] = {"sub", "nodir"};
 #define ROOT_PREFIX "ktlsd-fuzz-h2."
 
 static char root[128];            /* TMPDIR/ktlsd-fuzz-h2.PID */
-static uint8_t content[BIG_SIZE]; /* the bytes of every file */
-static struct config cfgs[4];     /* by flags bits 5 and 6 */
-static struct server srvs[4];
-static struct worker worker;
-static struct conn conn;
+static int root_fd;
+static struct mime_table *mime;
 /* FUZZ_TRACE=1 in the environment: a line per response and per input on
  * stderr, to see what an input does when reproducing it. */
 static bool trace;
-
-static uint8_t file_byte(uint64_t off)
-{
-	return (uint8_t)(off * 131 + 7 + (off >> 8) * 29 + (off >> 16) * 61);
-}
 
 static void path_in(char *out, size_t n, const char *dir, const char *rel)
 {
@@ -197,322 +189,24 @@ static void make_root(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct mime_table *mime;
-	int root_fd;
-
 	trace = getenv("FUZZ_TRACE") != NULL;
-	for (size_t i = 0; i < BIG_SIZE; i++)
-		content[i] = file_byte(i);
+	wire_init();
 	make_root();
-	/* Warnings (a file that shrank) are formatted, then dropped. */
-	if (log_open("/dev/null", LOG_DEBUG) < 0 || mime_table_load(&mime, NULL) < 0)
+	if (mime_table_load(&mime, NULL) < 0)
 		abort();
 	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0)
 		abort();
-	for (int i = 0; i < 4; i++) {
-		config_defaults(&cfgs[i]);
-		cfgs[i].root = root;
-		cfgs[i].dotfiles = i & 1;
-		if (i & 2) {
-			cfgs[i].h2_max_streams = 1;
-			cfgs[i].h2_max_header_list = 1024;
-			cfgs[i].h2_reset_rate = 1;
-			cfgs[i].h2_max_continuations = 1;
-		}
-		srvs[i].cfg = &cfgs[i];
-		srvs[i].root_fd = root_fd;
-		srvs[i].mime = mime;
-	}
-	worker.alog.fd = -1; /* no access log: log_stream never asks TLS */
 	return 0;
 }
 
-/* ---- the client's view of the bytes sent ---- */
-
-struct resp {
-	int32_t id;
-	int status;
-	bool headers, ended, multipart, have_len, have_range, check;
-	uint64_t clen, base, got;
-	/* multipart/byteranges: the part head being read, then its range */
-	char part[STATIC_PART_HEADER_MAX];
-	size_t part_len;
-	uint64_t part_off, part_left;
-};
-
-struct wire {
-	uint8_t hd[FRAME_HEADER];
-	size_t hd_have;
-	unsigned hd_batch; /* the batch the frame header began in */
-	unsigned batch;
-	uint32_t left; /* payload of the current frame still to come */
-	uint8_t type, flags;
-	int32_t id;
-	size_t cur;    /* resps index of the current DATA frame or header block */
-	bool in_block; /* a header block waits for its CONTINUATION */
-	bool block_end_stream;
-	nghttp2_hd_inflater *inf;
-	struct resp *resps;
-	size_t nresps, cap;
-};
-
-static struct resp *resp_find(struct wire *w, int32_t id)
-{
-	for (size_t i = w->nresps; i-- > 0;)
-		if (w->resps[i].id == id) {
-			w->cur = i;
-			return &w->resps[i];
-		}
-	return NULL;
-}
-
-static struct resp *resp_add(struct wire *w, int32_t id)
-{
-	if (w->nresps == w->cap) {
-		w->cap = w->cap ? 2 * w->cap : 16;
-		w->resps = realloc(w->resps, w->cap * sizeof(*w->resps));
-		if (!w->resps)
-			abort();
-	}
-	w->cur = w->nresps++;
-	w->resps[w->cur] = (struct resp){.id = id};
-	return &w->resps[w->cur];
-}
-
-static bool nv_is(const nghttp2_nv *nv, const char *name)
-{
-	return nv->namelen == strlen(name) && memcmp(nv->name, name, nv->namelen) == 0;
-}
-
-static void resp_field(struct resp *r, const nghttp2_nv *nv)
-{
-	char v[96];
-	size_t n = nv->valuelen < sizeof(v) ? nv->valuelen : sizeof(v) - 1;
-
-	memcpy(v, nv->value, n);
-	v[n] = '\0';
-
-	if (nv_is(nv, ":status")) {
-		FZ_ASSERT(r->status == 0, "stream %d: two :status", r->id);
-		r->status = atoi(v);
-	} else if (nv_is(nv, "content-length")) {
-		r->have_len = true;
-		r->clen = strtoull(v, NULL, 10);
-	} else if (nv_is(nv, "content-range") && strncmp(v, "bytes ", 6) == 0 && v[6] >= '0' &&
-	           v[6] <= '9') {
-		r->have_range = true;
-		r->base = strtoull(v + 6, NULL, 10);
-	} else if (nv_is(nv, "content-type")) {
-		r->multipart = strncmp(v, "multipart/byteranges", 20) == 0;
-	}
-}
-
-static void hpack_inflate(struct wire *w, const uint8_t *in, size_t len, bool final)
-{
-	static const uint8_t none[1];
-	bool done = false;
-
-	if (!in)
-		in = none;
-	for (;;) {
-		nghttp2_nv nv;
-		int fl = 0;
-		ssize_t rv = nghttp2_hd_inflate_hd2(w->inf, &nv, &fl, in, len, final);
-
-		FZ_ASSERT(rv >= 0, "stream %d: HPACK: %s", w->id, nghttp2_strerror((int)rv));
-		in += rv;
-		len -= (size_t)rv;
-		if (fl & NGHTTP2_HD_INFLATE_EMIT)
-			resp_field(&w->resps[w->cur], &nv);
-		if (fl & NGHTTP2_HD_INFLATE_FINAL) {
-			nghttp2_hd_inflate_end_headers(w->inf);
-			done = true;
-			break;
-		}
-		if (!(fl & NGHTTP2_HD_INFLATE_EMIT) && len == 0)
-			break;
-	}
-	FZ_ASSERT(!final || done, "stream %d: header block ends mid-field", w->id);
-}
-
-static void resp_end(struct resp *r, bool on_data)
-{
-	r->ended = true;
-	if (on_data && r->have_len)
-		FZ_ASSERT(r->got == r->clen,
-		          "stream %d (%d) ends after %llu body bytes, announced %llu", r->id,
-		          r->status, (unsigned long long)r->got, (unsigned long long)r->clen);
-	if (on_data && r->check && r->multipart)
-		FZ_ASSERT(r->part_left == 0 && r->part_len >= 8 &&
-		              memcmp(r->part, "\r\n--", 4) == 0 &&
-		              memcmp(r->part + r->part_len - 4, "--\r\n", 4) == 0,
-		          "stream %d: multipart body ends with %zu bytes of a range to go and "
-		          "\"%.*s\"",
-		          r->id, (size_t)r->part_left, (int)r->part_len, r->part);
-}
-
-static void check_file_bytes(const struct resp *r, uint64_t off, const uint8_t *p, size_t n)
-{
-	FZ_ASSERT(off + n <= BIG_SIZE, "stream %d: body past any file", r->id);
-	FZ_ASSERT(memcmp(p, content + off, n) == 0,
-	          "stream %d (%d): %zu body bytes after %llu are not the file's at %llu", r->id,
-	          r->status, n, (unsigned long long)r->got, (unsigned long long)off);
-}
-
-/* A multipart/byteranges body: each part head names its range, whose bytes
- * follow; the closing delimiter is what is left at the end. */
-static void multipart_feed(struct resp *r, const uint8_t *p, size_t n)
-{
-	static const char cr[] = "\r\nContent-Range: bytes ";
-	unsigned long long a, b, size;
-	const char *at;
-
-	while (n > 0) {
-		if (r->part_left > 0) {
-			size_t k = r->part_left < n ? (size_t)r->part_left : n;
-			check_file_bytes(r, r->part_off, p, k);
-			r->part_off += k;
-			r->part_left -= k;
-			p += k;
-			n -= k;
-			continue;
-		}
-		FZ_ASSERT(r->part_len < sizeof(r->part) - 1, "stream %d: a part head of %zu bytes",
-		          r->id, r->part_len);
-		r->part[r->part_len++] = (char)*p++;
-		n--;
-		if (r->part_len < 4 || memcmp(r->part + r->part_len - 4, "\r\n\r\n", 4) != 0)
-			continue;
-		r->part[r->part_len] = '\0';
-		at = strstr(r->part, cr);
-		FZ_ASSERT(at && sscanf(at + strlen(cr), "%llu-%llu/%llu", &a, &b, &size) == 3 &&
-		              a <= b && b < size,
-		          "stream %d: part head \"%s\"", r->id, r->part);
-		r->part_off = a;
-		r->part_left = b - a + 1;
-		r->part_len = 0;
-	}
-}
-
-static void frame_begin(struct wire *w)
-{
-	struct resp *r;
-
-	w->left = (uint32_t)w->hd[0] << 16 | (uint32_t)w->hd[1] << 8 | w->hd[2];
-	w->type = w->hd[3];
-	w->flags = w->hd[4];
-	w->id = (int32_t)(((uint32_t)w->hd[5] << 24 | (uint32_t)w->hd[6] << 16 |
-	                   (uint32_t)w->hd[7] << 8 | w->hd[8]) &
-	                  0x7fffffff);
-	FZ_ASSERT(w->type != NGHTTP2_PUSH_PROMISE, "PUSH_PROMISE with push disabled");
-	FZ_ASSERT(!w->in_block || w->type == NGHTTP2_CONTINUATION,
-	          "frame type %u inside the header block of stream %d", w->type, w->id);
-	switch (w->type) {
-	case NGHTTP2_DATA:
-		FZ_ASSERT(w->hd_batch == w->batch, "DATA header of stream %d split across batches",
-		          w->id);
-		FZ_ASSERT(w->left <= MAX_PAYLOAD, "DATA of %u bytes", w->left);
-		FZ_ASSERT(!(w->flags & NGHTTP2_FLAG_PADDED), "padded DATA");
-		r = resp_find(w, w->id);
-		FZ_ASSERT(r && r->headers && !r->ended, "DATA on stream %d %s", w->id,
-		          !r            ? "never answered"
-		          : !r->headers ? "before HEADERS"
-		                        : "after END_STREAM");
-		FZ_ASSERT(!r->have_len || r->got + w->left <= r->clen,
-		          "stream %d: %llu body bytes after %llu, announced %llu", w->id,
-		          (unsigned long long)w->left, (unsigned long long)r->got,
-		          (unsigned long long)r->clen);
-		break;
-	case NGHTTP2_HEADERS:
-		FZ_ASSERT(w->id & 1, "HEADERS on stream %d", w->id);
-		FZ_ASSERT(!(w->flags & (NGHTTP2_FLAG_PADDED | NGHTTP2_FLAG_PRIORITY)),
-		          "HEADERS flags 0x%x", w->flags);
-		FZ_ASSERT(!resp_find(w, w->id), "second HEADERS on stream %d", w->id);
-		resp_add(w, w->id);
-		w->in_block = true;
-		w->block_end_stream = w->flags & NGHTTP2_FLAG_END_STREAM;
-		break;
-	case NGHTTP2_CONTINUATION:
-		FZ_ASSERT(w->in_block && w->id == w->resps[w->cur].id,
-		          "CONTINUATION on stream %d out of a header block", w->id);
-		break;
-	default:
-		break;
-	}
-}
-
-static void frame_payload(struct wire *w, const uint8_t *p, size_t n)
-{
-	if (w->type == NGHTTP2_DATA) {
-		struct resp *r = &w->resps[w->cur];
-		if (r->check && r->multipart)
-			multipart_feed(r, p, n);
-		else if (r->check)
-			check_file_bytes(r, r->base + r->got, p, n);
-		r->got += n;
-	} else if (w->type == NGHTTP2_HEADERS || w->type == NGHTTP2_CONTINUATION) {
-		hpack_inflate(w, p, n, false);
-	}
-}
-
-static void frame_end(struct wire *w)
-{
-	struct resp *r;
-
-	w->hd_have = 0;
-	if (w->type == NGHTTP2_DATA && (w->flags & NGHTTP2_FLAG_END_STREAM)) {
-		resp_end(&w->resps[w->cur], true);
-	} else if ((w->type == NGHTTP2_HEADERS || w->type == NGHTTP2_CONTINUATION) &&
-	           (w->flags & NGHTTP2_FLAG_END_HEADERS)) {
-		r = &w->resps[w->cur];
-		hpack_inflate(w, NULL, 0, true);
-		w->in_block = false;
-		FZ_ASSERT(r->status >= 200 && r->status <= 599, "stream %d: :status %d", r->id,
-		          r->status);
-		r->headers = true;
-		r->check =
-		    r->status == 200 || (r->status == 206 && (r->multipart || r->have_range));
-		if (r->status == 200)
-			r->base = 0;
-		if (w->block_end_stream)
-			resp_end(r, false);
-	}
-}
-
-static void wire_feed(struct wire *w, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		if (w->hd_have < FRAME_HEADER) {
-			size_t k = FRAME_HEADER - w->hd_have < n ? FRAME_HEADER - w->hd_have : n;
-			if (w->hd_have == 0)
-				w->hd_batch = w->batch;
-			memcpy(w->hd + w->hd_have, p, k);
-			w->hd_have += k;
-			p += k;
-			n -= k;
-			if (w->hd_have < FRAME_HEADER)
-				break;
-			frame_begin(w);
-			if (w->left == 0)
-				frame_end(w);
-			continue;
-		}
-		size_t k = w->left < n ? w->left : n;
-		frame_payload(w, p, k);
-		p += k;
-		n -= k;
-		w->left -= (uint32_t)k;
-		if (w->left == 0)
-			frame_end(w);
-	}
-}
-
-/* ---- h2_conn.c's part, with the ring's operations done at once ---- */
+/* ---- the environment: what server/h2_conn.c gives the session ---- */
 
 struct run {
 	struct h2_session *hs;
-	struct h2_stream *posted; /* readvs in flight, chained by next_reading */
+	struct h2_stream **posted; /* readvs in flight */
+	size_t nposted, posted_cap;
+	bool dotfiles; /* --dotfiles on */
 	bool shrink;
 	bool closed; /* conn_abort or conn_close_graceful */
 	unsigned batches;
@@ -520,28 +214,207 @@ struct run {
 	struct wire wire;
 };
 
+static uint64_t now_ms, boundary_seed;
+
+static const char *fz_date(void *ctx)
+{
+	return "Sun, 02 Feb 2020 02:02:02 GMT";
+}
+
+/* file_open_beneath, as server/file.c does it. */
+static int open_beneath(const char *rel, struct stat *st)
+{
+	struct open_how how = {
+	    .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? -ENOENT
+		       : errno == ENAMETOOLONG            ? -ENAMETOOLONG
+		                                          : -EACCES;
+	if (fstat(fd, st) < 0 || (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode))) {
+		close(fd);
+		return -EACCES;
+	}
+	return fd;
+}
+
+/* server/resolve.c's rules, in short: the path rules, dotfiles, index.html,
+ * a 301 (%-encoded) for a directory without its slash. */
+static void fz_resolve(void *ctx, const char *target, size_t len, struct static_target *out)
+{
+	const struct run *r = ctx;
+	struct path_info info;
+	struct stat st;
+	int fd, rc;
+
+	out->status = 0;
+	out->fd = -1;
+	rc = path_from_target(target, len, out->rel, sizeof(out->rel), &info);
+	if (rc < 0) {
+		out->status = rc == -ENAMETOOLONG ? 414 : 400;
+		return;
+	}
+	if (info.dotfile && !r->dotfiles) {
+		out->status = 404;
+		return;
+	}
+	fd = open_beneath(out->rel, &st);
+	if (fd >= 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		size_t rl = strcmp(out->rel, ".") == 0 ? 0 : strlen(out->rel);
+		if (!info.trailing_slash) {
+			size_t n = 0;
+			out->location[n++] = '/';
+			for (size_t i = 0; i < rl; i++)
+				n += (size_t)sprintf(out->location + n,
+				                     isalnum((unsigned char)out->rel[i]) ||
+				                             strchr("/-._~", out->rel[i])
+				                         ? "%c"
+				                         : "%%%02X",
+				                     (unsigned char)out->rel[i]);
+			strcpy(out->location + n, "/");
+			out->status = 301;
+			return;
+		}
+		if (rl + sizeof("/index.html") > sizeof(out->rel)) {
+			out->status = 414;
+			return;
+		}
+		strcpy(out->rel + rl, rl ? "/index.html" : "index.html");
+		fd = open_beneath(out->rel, &st);
+		if (fd >= 0 && !S_ISREG(st.st_mode)) {
+			close(fd);
+			fd = -ENOENT;
+		}
+	}
+	if (fd < 0) {
+		out->status = fd == -ENOENT ? 404 : fd == -ENAMETOOLONG ? 414 : 403;
+		return;
+	}
+	out->fd = fd;
+	out->file = (struct static_file){
+	    .size = (uint64_t)st.st_size,
+	    .ino = (uint64_t)st.st_ino,
+	    .mtime_sec = st.st_mtim.tv_sec,
+	    .mtime_nsec = st.st_mtim.tv_nsec,
+	    .content_type = mime_lookup(mime, out->rel),
+	};
+}
+
+/* The fixtures never change: a reopen finds the file the head described. */
+static int fz_reopen(void *ctx, const char *rel, const struct static_file *expect)
+{
+	struct stat st;
+	int fd = open_beneath(rel, &st);
+
+	FZ_ASSERT(fd >= 0, "reopen of %s: %s", rel, strerror(-fd));
+	FZ_ASSERT(S_ISREG(st.st_mode) && (uint64_t)st.st_ino == expect->ino &&
+	              (uint64_t)st.st_size == expect->size,
+	          "reopen of %s: another file", rel);
+	return fd;
+}
+
+static void fz_stream_done(void *ctx, const struct h2_stream_record *rec)
+{
+	FZ_ASSERT(rec->status >= 200 && rec->status <= 599, "stream %d logged with status %d",
+	          rec->id, rec->status);
+	FZ_ASSERT(rec->duration_ms == 0, "stream %d lasted %llu ms on a clock that stands still",
+	          rec->id, (unsigned long long)rec->duration_ms);
+	FZ_ASSERT(!rec->truncated || ((const struct run *)ctx)->shrink,
+	          "stream %d truncated, no file shrank", rec->id);
+}
+
+static void fz_event(void *ctx, enum h2_event ev, const struct h2_stream *s, int err)
+{
+	const struct run *r = ctx;
+
+	FZ_ASSERT(ev != H2_EV_FILE_CHANGED, "stream %d: file changed, none did", s->id);
+	FZ_ASSERT(ev != H2_EV_FILE_SHORT || r->shrink, "stream %d: short read (%d), none due",
+	          s->id, err);
+}
+
+/* The defaults of --h2-max-streams and the others; flags bit 6 sets the
+ * smallest. */
+static const struct h2_limits default_limits = {.max_streams = 128,
+                                               .max_header_list = 65536,
+                                               .reset_rate = 100,
+                                               .max_continuations = 8,
+                                               .keepalive_requests = 10000};
+static const struct h2_limits smallest_limits = {.max_streams = 1,
+                                                .max_header_list = 1024,
+                                                .reset_rate = 1,
+                                                .max_continuations = 1,
+                                                .keepalive_requests = 10000};
+static struct h2_env env = {
+    .now_ms = &now_ms,
+    .boundary_seed = &boundary_seed,
+    .date = fz_date,
+    .resolve = fz_resolve,
+    .reopen = fz_reopen,
+    .stream_done = fz_stream_done,
+    .event = fz_event,
+};
+
+/* ---- the I/O the pump asks for, done at once ---- */
+
 static bool spent(const struct run *r)
 {
 	return r->batches >= MAX_BATCHES || r->bytes >= MAX_BYTES;
 }
 
-/* The batch is complete: it goes out, up to the cut if a read came short. */
-static void send_batch(struct run *r)
+/* The batch is the one buffer of the run, always free between sends. */
+static bool fz_batch_open(void *ctx)
 {
+	return true;
+}
+
+static void fz_batch_close(void *ctx)
+{
+	const struct run *r = ctx;
+	FZ_ASSERT(r->hs->out_len <= r->hs->out_cap, "batch of %zu in %zu", r->hs->out_len,
+	          r->hs->out_cap);
+}
+
+/* The ring's readv, queued: complete_reads does it. */
+static void fz_post_read(void *ctx, struct h2_stream *s)
+{
+	struct run *r = ctx;
+
+	FZ_ASSERT(!r->hs->sendfile, "holes with --h2-sendfile");
+	FZ_ASSERT(r->hs->reads_pending == r->nposted + 1, "reads posted while %zu are pending",
+	          r->nposted);
+	if (r->nposted == r->posted_cap) {
+		r->posted_cap = r->posted_cap ? 2 * r->posted_cap : 16;
+		r->posted = realloc(r->posted, r->posted_cap * sizeof(*r->posted));
+		if (!r->posted)
+			abort();
+	}
+	r->posted[r->nposted++] = s;
+}
+
+/* The batch is complete: it goes out, up to the cut if a read came short. */
+static int fz_send(void *ctx, size_t len, bool last)
+{
+	struct run *r = ctx;
 	struct h2_session *hs = r->hs;
 	struct wire *w = &r->wire;
-	size_t end = hs->cut ? hs->cut_at : hs->out_len;
 
-	FZ_ASSERT(hs->out_len <= hs->out_cap, "batch of %zu in %zu", hs->out_len, hs->out_cap);
-	FZ_ASSERT(end <= hs->out_len, "cut at %zu past the batch of %zu", end, hs->out_len);
+	if (spent(r))
+		return 0; /* a client that stopped reading */
+	FZ_ASSERT(len <= hs->out_len, "send of %zu from a batch of %zu", len, hs->out_len);
+	FZ_ASSERT(last == hs->cut && (!last || len == hs->cut_at), "cut at %zu, sent %zu%s",
+	          hs->cut_at, len, last ? " as the last" : "");
 	w->batch++;
-	wire_feed(w, (const uint8_t *)hs->out, end);
+	wire_feed(w, (const uint8_t *)hs->out, len);
 	r->batches++;
-	r->bytes += end;
-	if (hs->cut) {
-		FZ_ASSERT(w->hd_have == 0, "batch cut at %zu inside a frame", end);
+	r->bytes += len;
+	if (last) {
+		FZ_ASSERT(w->hd_have == 0, "batch cut at %zu inside a frame", len);
 		r->closed = true; /* sent, then conn_abort */
-		return;
+		return 1;
 	}
 	if (w->hd_have == FRAME_HEADER && w->type == NGHTTP2_DATA)
 		FZ_ASSERT(hs->sf && hs->sf->id == w->id && w->left == hs->sf_len,
@@ -550,21 +423,43 @@ static void send_batch(struct run *r)
 	else
 		FZ_ASSERT(!hs->sf, "spliced frame of stream %d not at the end of its batch",
 		          hs->sf->id);
+	return 1;
 }
 
-/* post_reads, without the ring. */
-static void post_reads(struct run *r)
+/* The payload of s, spliced from its file in pipe-sized pieces
+ * (h2_splice_done); a piece of 0 bytes aborts the connection. */
+static int fz_splice(void *ctx, struct h2_stream *s)
 {
+	static uint8_t pipe_buf[65536];
+	struct run *r = ctx;
 	struct h2_session *hs = r->hs;
 
-	FZ_ASSERT(!r->posted, "reads posted twice");
-	for (struct h2_stream *s = hs->reading; s; s = s->next_reading) {
-		s->read_posted = true;
-		hs->reads_pending++;
+	FZ_ASSERT(s == hs->sf && s->file_fd >= 0, "splice of stream %d", s->id);
+	while (hs->sf_len > 0) {
+		size_t n = hs->sf_len < sizeof(pipe_buf) ? hs->sf_len : sizeof(pipe_buf);
+		if (r->shrink && hs->sf_off + n > SHRINK_AT)
+			n = hs->sf_off < SHRINK_AT ? SHRINK_AT - hs->sf_off : 0;
+		ssize_t got = n ? pread(s->file_fd, pipe_buf, n, (off_t)hs->sf_off) : 0;
+		FZ_ASSERT(got >= 0, "splice from stream %d's file: %s", s->id, strerror(errno));
+		if (got == 0) {
+			r->closed = true; /* "file shrank under an HTTP/2 response" */
+			return -1;
+		}
+		wire_feed(&r->wire, pipe_buf, (size_t)got);
+		r->bytes += (size_t)got;
+		hs->sf_off += (uint64_t)got;
+		hs->sf_len -= (size_t)got;
 	}
-	r->posted = hs->reading;
-	hs->reading = NULL;
+	return 1;
 }
+
+static const struct h2_io fz_io = {
+    .batch_open = fz_batch_open,
+    .batch_close = fz_batch_close,
+    .post_read = fz_post_read,
+    .send = fz_send,
+    .splice = fz_splice,
+};
 
 /* The readv of s, as the ring would do it. */
 static int stream_readv(struct run *r, struct h2_stream *s)
@@ -600,94 +495,27 @@ static int stream_readv(struct run *r, struct h2_stream *s)
 /* The completions of the posted reads (h2_read_complete). */
 static void complete_reads(struct run *r)
 {
-	struct h2_stream *s = r->posted, *next;
+	size_t n = r->nposted;
 
-	r->posted = NULL;
-	for (; s; s = next) {
-		next = s->next_reading;
-		h2_session_read_done(s, stream_readv(r, s));
-	}
+	r->nposted = 0;
+	for (size_t i = 0; i < n; i++)
+		h2_session_read_done(r->posted[i], stream_readv(r, r->posted[i]));
 	FZ_ASSERT(r->hs->reads_pending == 0, "%u reads still pending", r->hs->reads_pending);
 }
 
-/* The payload of hs->sf, spliced from its file in pipe-sized pieces
- * (h2_splice_done); a piece of 0 bytes aborts the connection. */
-static void splice_frame(struct run *r)
-{
-	static uint8_t pipe_buf[65536];
-	struct h2_session *hs = r->hs;
-
-	while (hs->sf_len > 0) {
-		size_t n = hs->sf_len < sizeof(pipe_buf) ? hs->sf_len : sizeof(pipe_buf);
-		if (r->shrink && hs->sf_off + n > SHRINK_AT)
-			n = hs->sf_off < SHRINK_AT ? SHRINK_AT - hs->sf_off : 0;
-		ssize_t got = n ? pread(hs->sf->file_fd, pipe_buf, n, (off_t)hs->sf_off) : 0;
-		FZ_ASSERT(got >= 0, "splice from stream %d's file: %s", hs->sf->id,
-		          strerror(errno));
-		if (got == 0) {
-			r->closed = true; /* "file shrank under an HTTP/2 response" */
-			return;
-		}
-		wire_feed(&r->wire, pipe_buf, (size_t)got);
-		r->bytes += (size_t)got;
-		hs->sf_off += (uint64_t)got;
-		hs->sf_len -= (size_t)got;
-	}
-	struct h2_stream *s = hs->sf;
-	hs->sf = NULL;
-	h2_stream_release(s);
-}
-
-/* output_sendfile */
-static void drive_sendfile(struct run *r)
-{
-	struct h2_session *hs = r->hs;
-
-	while (!r->closed && !spent(r)) {
-		if (h2_session_fill(hs) != 0) {
-			r->closed = true; /* "HTTP/2 send failed" */
-			return;
-		}
-		FZ_ASSERT(!hs->reading, "holes with --h2-sendfile");
-		if (hs->out_len == 0 && !hs->sf)
-			return;
-		send_batch(r);
-		hs->out_len = 0;
-		if (hs->sf)
-			splice_frame(r);
-	}
-}
-
-/* h2_drive's output side: fill, read, send, until nghttp2 has nothing more
- * or a read is pending. */
+/* h2_drive's output side: the pump, then the close of a session with
+ * nothing more to do. */
 static void drive(struct run *r)
 {
 	struct h2_session *hs = r->hs;
 
-	if (hs->sendfile)
-		drive_sendfile(r);
-	while (!hs->sendfile && !r->closed && !spent(r)) {
-		if (hs->reads_pending == 0 && !hs->cut) {
-			if (h2_session_fill(hs) != 0) {
-				r->closed = true;
-				return;
-			}
-			post_reads(r);
-		}
-		if (hs->reads_pending > 0 || hs->out_len == 0)
-			break;
-		send_batch(r);
-		hs->out_len = 0;
+	if (h2_session_pump(hs, &fz_io) != 0) {
+		r->closed = true; /* "HTTP/2 send failed" */
+		return;
 	}
 	if (!r->closed && hs->reads_pending == 0 && !nghttp2_session_want_read(hs->ng) &&
 	    !nghttp2_session_want_write(hs->ng))
 		r->closed = true; /* conn_close_graceful */
-}
-
-/* h2_shutdown */
-static void shutdown_session(struct h2_session *hs)
-{
-	h2_session_goaway(hs);
 }
 
 /* Input, one heap copy per piece, so a pointer kept into a receive buffer
@@ -751,18 +579,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(in, magic, NGHTTP2_CLIENT_MAGIC_LEN);
 	memcpy(in + NGHTTP2_CLIENT_MAGIC_LEN, data + 2, size - 2);
 
-	worker.srv = &srvs[(flags >> 5) & 3];
-	worker.now_ms = 1000;
-	worker.boundary_seed = rng;
-	memset(&conn, 0, sizeof(conn));
-	conn.w = &worker;
-	conn.fd = -1;
-	snprintf(conn.peer_text, sizeof(conn.peer_text), "fuzz");
+	now_ms = 1000;
+	boundary_seed = rng;
+	r.dotfiles = flags & 32;
+	r.shrink = flags & 2;
+	env.limits = (flags & 64) ? smallest_limits : default_limits;
+	env.ctx = &r;
 	fds = count_fds();
-	if (h2_session_new(&hs, &conn) < 0 || nghttp2_hd_inflate_new(&r.wire.inf) != 0)
+	if (h2_session_new(&hs, &env) < 0 || nghttp2_hd_inflate_new(&r.wire.inf) != 0)
 		abort();
 	r.hs = hs;
-	r.shrink = flags & 2;
 	hs->out_cap = (flags & 1) ? 32768 : (flags & 128) ? 4194304 : 262144;
 	hs->out = malloc(hs->out_cap);
 	if (!hs->out)
@@ -778,7 +604,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			pos += n;
 			if (flags & 4)
-				shutdown_session(hs);
+				h2_session_goaway(hs); /* h2_shutdown */
 		}
 		if (hs->reads_pending > 0)
 			complete_reads(&r);
@@ -816,6 +642,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	          count_fds());
 	nghttp2_hd_inflate_del(r.wire.inf);
 	free(r.wire.resps);
+	free(r.posted);
 	free(in);
 	return 0;
 }
