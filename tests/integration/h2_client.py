@@ -227,13 +227,18 @@ def header_block(conn, flags, payload, deadline):
                 for k, v in conn.dec.decode(block))
 
 
+def print_end(conn, closed):
+    """ "GOAWAY code last" if one came, then "CLOSED secs" (closed: seconds
+    until the server closed) or "OPEN" (None)."""
+    if conn.goaway:
+        print("GOAWAY %d %d" % conn.goaway)
+    print("CLOSED %.2f" % closed if closed is not None else "OPEN")
+
+
 def report_end(conn, secs):
     """Reads for up to secs: "GOAWAY code last" if one came, then "CLOSED
     secs" or "OPEN"."""
-    t = conn.wait_close(secs)
-    if conn.goaway:
-        print("GOAWAY %d %d" % conn.goaway)
-    print("CLOSED %.2f" % t if t is not None else "OPEN")
+    print_end(conn, conn.wait_close(secs))
 
 
 # ---- get --------------------------------------------------------------------
@@ -495,9 +500,7 @@ def rst_flood(argv):
     except OSError:
         closed = time.monotonic() - start
     print("RESETS %d" % resets)
-    if conn.goaway:
-        print("GOAWAY %d %d" % conn.goaway)
-    print("CLOSED %.2f" % closed if closed is not None else "OPEN")
+    print_end(conn, closed)
     return 0
 
 
@@ -532,9 +535,7 @@ def cont_flood(argv):
         closed = time.monotonic() - start
     except ValueError as e:
         print("BADFRAME %s" % e)
-    if conn.goaway:
-        print("GOAWAY %d %d" % conn.goaway)
-    print("CLOSED %.2f" % closed if closed is not None else "OPEN")
+    print_end(conn, closed)
     return 0
 
 

@@ -56,7 +56,7 @@ import time
 
 from h2_client import (DATA, END_HEADERS, END_STREAM, HEADERS, PING, PREFACE, RST_STREAM,
                        S_ENABLE_PUSH, S_INITIAL_WINDOW_SIZE, Conn, data_payload, frame,
-                       header_block, request_headers, settings, window_update)
+                       header_block, print_end, request_headers, settings, window_update)
 from lib import Closed
 
 
@@ -184,9 +184,7 @@ def chatter(argv):
         if conn.wait_close(0.5) is not None:
             closed = time.monotonic() - start
             break
-    if conn.goaway:
-        print("GOAWAY %d %d" % conn.goaway)
-    print("CLOSED %.2f" % closed if closed is not None else "OPEN")
+    print_end(conn, closed)
     return 0
 
 
@@ -218,9 +216,7 @@ def burst(argv):
     if closed is None:
         t = conn.wait_close(10)
         closed = None if t is None else time.monotonic() - start
-    if conn.goaway:
-        print("GOAWAY %d %d" % conn.goaway)
-    print("CLOSED %.2f" % closed if closed is not None else "OPEN")
+    print_end(conn, closed)
     return 0
 
 
@@ -259,9 +255,7 @@ def made_reset(argv):
     except (Closed, OSError):
         closed = time.monotonic() - start
     print("RESETS %d" % resets)
-    if conn.goaway:
-        print("GOAWAY %d %d" % conn.goaway)
-    print("CLOSED %.2f" % closed if closed is not None else "OPEN")
+    print_end(conn, closed)
     return 0
 
 
