@@ -165,6 +165,7 @@ static void truncated(struct conn *c)
 			r->request_line);
 	r->truncated = true;
 	c->w->stats.truncated++;
+	filecache_forget(&c->w->files, r->file.ino);
 	r->body.done = true;
 	c->close_after = true;
 }

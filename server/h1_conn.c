@@ -178,7 +178,8 @@ static void on_request(struct conn *c)
 		respond_page(c, 405, NULL);
 		return;
 	}
-	resolve_target(c->w->srv, req->target.ptr, req->target.len, res);
+	resolve_target(c->w->srv, &c->w->files, c->w->now_ms, req->target.ptr, req->target.len,
+		       res);
 	if (res->status) {
 		respond_page(c, res->status, res->status == 301 ? res->location : NULL);
 	} else {

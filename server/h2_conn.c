@@ -10,6 +10,7 @@
 #include "server/bufpool.h"
 #include "server/conn.h"
 #include "server/file.h"
+#include "server/filecache.h"
 #include "server/log.h"
 #include "server/resolve.h"
 #include "server/sock.h"
@@ -168,6 +169,8 @@ static void h2_spliced(struct conn *c, int res)
 		/* The frame header promised bytes we cannot send. */
 		if (res == 0) {
 			c->w->stats.truncated++;
+			if (hs->sf)
+				filecache_forget(&c->w->files, hs->sf->file.ino);
 			log_msg(LOG_WARN, "h2 stream %d: file shrank during the response; closing",
 				hs->sf ? hs->sf->id : 0);
 		}
@@ -200,7 +203,7 @@ static const char *env_date(void *ctx)
 static void env_resolve(void *ctx, const char *target, size_t len, struct static_target *out)
 {
 	struct conn *c = ctx;
-	resolve_target(c->w->srv, target, len, out);
+	resolve_target(c->w->srv, &c->w->files, c->w->now_ms, target, len, out);
 }
 
 /* Opens rel again, and only if it is still the file the response head
@@ -209,7 +212,7 @@ static int env_reopen(void *ctx, const char *rel, const struct static_file *expe
 {
 	struct conn *c = ctx;
 	struct stat st;
-	int fd = file_open_beneath(c->w->srv->root_fd, rel, &st);
+	int fd = filecache_open(&c->w->files, c->w->srv->root_fd, rel, c->w->now_ms, &st);
 
 	if (fd < 0)
 		return -1;
@@ -256,6 +259,7 @@ static void env_event(void *ctx, enum h2_event ev, const struct h2_stream *s, in
 			s->id, s->rel ? s->rel : "the file");
 		break;
 	case H2_EV_FILE_SHORT:
+		filecache_forget(&c->w->files, s->file.ino);
 		log_msg(LOG_WARN, "h2 stream %d: file shrank or failed during the response (%s); "
 				  "closing",
 			s->id, err < 0 ? strerror(-err) : "short read");

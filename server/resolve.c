@@ -7,6 +7,7 @@
 #include "proto/mime.h"
 #include "proto/path.h"
 #include "server/file.h"
+#include "server/filecache.h"
 #include "server/worker-t.h"
 
 static int status_for_open_error(int err)
@@ -61,8 +62,8 @@ static void describe(const struct server *srv, const struct stat *st, struct sta
 	out->file.content_type = mime_lookup(srv->mime, out->rel);
 }
 
-void resolve_target(const struct server *srv, const char *target, size_t len,
-		    struct static_target *out)
+void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms,
+		    const char *target, size_t len, struct static_target *out)
 {
 	struct path_info info;
 	struct stat st;
@@ -79,7 +80,8 @@ void resolve_target(const struct server *srv, const char *target, size_t len,
 		out->status = 404;
 		return;
 	}
-	out->fd = file_open_beneath(srv->root_fd, out->rel, &st);
+	out->fd = fc ? filecache_open(fc, srv->root_fd, out->rel, now_ms, &st)
+		     : file_open_beneath(srv->root_fd, out->rel, &st);
 	if (out->fd < 0) {
 		out->status = status_for_open_error(out->fd);
 		return;
@@ -103,7 +105,8 @@ void resolve_target(const struct server *srv, const char *target, size_t len,
 		return;
 	}
 	memcpy(out->rel + rl, rl ? "/index.html" : "index.html", rl ? 12 : 11);
-	out->fd = file_open_beneath(srv->root_fd, out->rel, &st);
+	out->fd = fc ? filecache_open(fc, srv->root_fd, out->rel, now_ms, &st)
+		     : file_open_beneath(srv->root_fd, out->rel, &st);
 	if (out->fd >= 0 && S_ISREG(st.st_mode)) {
 		describe(srv, &st, out);
 		return;

@@ -5,13 +5,16 @@
 #define KTLSD_SERVER_RESOLVE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "proto/static_file.h"
 
 struct server;
+struct filecache;
 
-/* Fills out; with status 0, out->fd is open and out->file describes it. */
-void resolve_target(const struct server *srv, const char *target, size_t len,
-		    struct static_target *out);
+/* Fills out; with status 0, out->fd is open and out->file describes it.
+ * Files come through the worker's open-file cache fc (NULL: none). */
+void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms,
+		    const char *target, size_t len, struct static_target *out);
 
 #endif

@@ -19,6 +19,7 @@
 #include "proto/mime.h"
 #include "server/bufpool.h"
 #include "server/config.h"
+#include "server/filecache.h"
 #include "server/log.h"
 #include "server/pipepool.h"
 #include "server/ring.h"
@@ -77,6 +78,7 @@ struct worker {
 	struct __kernel_timespec tick;
 	struct bufpool bufs;         /* I/O buffers of its connections */
 	struct pipepool pipes;       /* pipes for splice, leased a chunk at a time */
+	struct filecache files;      /* open files by path, revalidated each second */
 	struct conn *conns;          /* list head */
 	unsigned nconns;
 	bool stopping;

@@ -97,6 +97,7 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 		l->retry_op.complete = on_retry;
 	}
 	w->tick_op.complete = on_tick;
+	filecache_init(&w->files);
 	w->wake_op.complete = on_wake;
 	/* With --user, the pipes for splice are made now, as root: see
 	 * pipepool.h. */
@@ -390,14 +391,16 @@ static void *worker_main(void *arg)
 	log_msg(LOG_INFO,
 		"worker %u stats: accepted=%llu requests=%llu bytes_out=%llu ktls_tx=%llu "
 		"ktls_off=%llu body_copy=%llu body_splice=%llu send_ops=%llu splice_ops=%llu "
-		"read_ops=%llu recv_ops=%llu timeouts=%llu truncated=%llu",
+		"read_ops=%llu recv_ops=%llu timeouts=%llu truncated=%llu file_cache_hits=%llu "
+		"file_cache_misses=%llu buffer_pool_hits=%lu/%lu",
 		w->id, (unsigned long long)st->accepted, (unsigned long long)st->requests,
 		(unsigned long long)st->bytes_out, (unsigned long long)st->ktls_tx,
 		(unsigned long long)st->ktls_off, (unsigned long long)st->body_copy,
 		(unsigned long long)st->body_splice, (unsigned long long)st->send_ops,
 		(unsigned long long)st->splice_ops, (unsigned long long)st->read_ops,
 		(unsigned long long)st->recv_ops, (unsigned long long)st->timeouts,
-		(unsigned long long)st->truncated);
+		(unsigned long long)st->truncated, (unsigned long long)w->files.hits,
+		(unsigned long long)w->files.misses, w->bufs.hits, w->bufs.gets);
 	return NULL;
 }
 
@@ -449,6 +452,7 @@ void worker_unprepare(struct worker *w)
 	w->tls = NULL;
 	pipepool_close(&w->pipes);
 	bufpool_drain(&w->bufs);
+	filecache_clear(&w->files);
 	if (w->sem_ready)
 		sem_destroy(&w->ready);
 	w->sem_ready = false;

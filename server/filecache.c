@@ -1,0 +1,169 @@
+#include "server/filecache.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "server/file.h"
+
+struct filecache_entry {
+	struct filecache_entry *hnext;             /* bucket chain */
+	struct filecache_entry *lru_prev, *lru_next;
+	uint32_t hash;
+	int root_fd;
+	int fd;                                    /* the cache's own */
+	struct stat st;
+	uint64_t checked_ms;
+	char rel[];
+};
+
+static uint32_t hash_of(int root_fd, const char *rel)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)root_fd; /* FNV-1a */
+	for (const unsigned char *p = (const unsigned char *)rel; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h;
+}
+
+void filecache_init(struct filecache *fc)
+{
+	struct rlimit rl;
+
+	memset(fc, 0, sizeof(*fc));
+	fc->max = FILECACHE_MAX;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 16 < fc->max)
+		fc->max = (unsigned)(rl.rlim_cur / 16);
+}
+
+static void lru_unlink(struct filecache *fc, struct filecache_entry *e)
+{
+	if (e->lru_prev)
+		e->lru_prev->lru_next = e->lru_next;
+	else
+		fc->lru_head = e->lru_next;
+	if (e->lru_next)
+		e->lru_next->lru_prev = e->lru_prev;
+	else
+		fc->lru_tail = e->lru_prev;
+	e->lru_prev = e->lru_next = NULL;
+}
+
+static void lru_push(struct filecache *fc, struct filecache_entry *e)
+{
+	e->lru_prev = NULL;
+	e->lru_next = fc->lru_head;
+	if (fc->lru_head)
+		fc->lru_head->lru_prev = e;
+	fc->lru_head = e;
+	if (!fc->lru_tail)
+		fc->lru_tail = e;
+}
+
+static void drop(struct filecache *fc, struct filecache_entry *e)
+{
+	struct filecache_entry **pp = &fc->buckets[e->hash % FILECACHE_BUCKETS];
+
+	while (*pp && *pp != e)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = e->hnext;
+	lru_unlink(fc, e);
+	close(e->fd);
+	free(e);
+	fc->n--;
+}
+
+static struct filecache_entry *find(struct filecache *fc, int root_fd, const char *rel,
+				    uint32_t h)
+{
+	for (struct filecache_entry *e = fc->buckets[h % FILECACHE_BUCKETS]; e; e = e->hnext)
+		if (e->hash == h && e->root_fd == root_fd && strcmp(e->rel, rel) == 0)
+			return e;
+	return NULL;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* A duplicate for the caller: the cache keeps its own fd. Responses read
+ * with offsets (pread, readv, splice), so a shared file offset is moot. */
+static int hand_out(const struct filecache_entry *e, struct stat *st)
+{
+	int fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	*st = e->st;
+	return fd;
+}
+
+int filecache_open(struct filecache *fc, int root_fd, const char *rel, uint64_t now_ms,
+		   struct stat *st)
+{
+	uint32_t h = hash_of(root_fd, rel);
+	struct filecache_entry *e = fc->max ? find(fc, root_fd, rel, h) : NULL;
+
+	if (e) {
+		struct stat now;
+		if (now_ms - e->checked_ms < FILECACHE_VALID_MS) {
+			fc->hits++;
+		} else if (fstatat(root_fd, rel, &now, 0) == 0 && same_file(&now, &e->st)) {
+			/* A stat by path only compares: on any difference the
+			 * file is opened again through openat2, whose rules
+			 * (RESOLVE_BENEATH) decide what may be served. */
+			fc->revalidations++;
+			e->checked_ms = now_ms;
+		} else {
+			drop(fc, e);
+			e = NULL;
+		}
+		if (e) {
+			lru_unlink(fc, e);
+			lru_push(fc, e);
+			return hand_out(e, st);
+		}
+	}
+	fc->misses++;
+	int fd = file_open_beneath(root_fd, rel, st);
+	if (fd < 0 || !S_ISREG(st->st_mode) || fc->max == 0)
+		return fd;
+	size_t len = strlen(rel);
+	e = malloc(sizeof(*e) + len + 1);
+	if (!e)
+		return fd;
+	if (fc->n >= fc->max)
+		drop(fc, fc->lru_tail);
+	memcpy(e->rel, rel, len + 1);
+	e->hash = h;
+	e->root_fd = root_fd;
+	e->fd = fd;
+	e->st = *st;
+	e->checked_ms = now_ms;
+	e->hnext = fc->buckets[h % FILECACHE_BUCKETS];
+	fc->buckets[h % FILECACHE_BUCKETS] = e;
+	lru_push(fc, e);
+	fc->n++;
+	return hand_out(e, st); /* out of fds: -EMFILE, a 503 */
+}
+
+void filecache_forget(struct filecache *fc, uint64_t ino)
+{
+	for (struct filecache_entry *e = fc->lru_head, *next; e; e = next) {
+		next = e->lru_next;
+		if ((uint64_t)e->st.st_ino == ino)
+			drop(fc, e);
+	}
+}
+
+void filecache_clear(struct filecache *fc)
+{
+	while (fc->lru_head)
+		drop(fc, fc->lru_head);
+}

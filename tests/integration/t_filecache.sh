@@ -1,0 +1,108 @@
+# shellcheck shell=bash
+# The open-file cache (server/filecache.c): a file replaced by rename or
+# truncated, during and between requests, is never served with the wrong
+# validators: one ETag always names one body, and a changed file is seen
+# within the cache's validity (1 s) plus a margin.
+
+root=$T/root
+mkdir -p "$root"
+head -c 100000 /dev/urandom >"$T/A"
+head -c 70000 /dev/urandom >"$T/B"
+cp "$T/A" "$root/f.bin"
+start_ktlsd --root "$root" --workers 1 || return 0
+
+# churn SECS MODE: a reader on one keep-alive connection (reconnecting when
+# the server closes one) fetches /f.bin as fast as it can while, every 20
+# ms, the file is swapped between A and B by rename (MODE rename), or cut
+# 1,000 bytes shorter in place (MODE shrink, from A). Prints "OK n" when
+# every complete response was a whole version (A or B; a prefix of A when
+# shrinking) with its own length, and no ETag named two bodies; else "BAD
+# reason". (Rewriting a file in place while it is read tears it for any
+# server; shrinking does not.)
+churn() {
+	"$PY" - "$PORT" "$root" "$T/A" "$T/B" "$1" "$2" <<'PY'
+import hashlib, http.client, os, ssl, sys, threading, time
+port, root, a, b, secs, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]), sys.argv[6]
+bodies = {hashlib.sha256(open(p, "rb").read()).hexdigest(): open(p, "rb").read() for p in (a, b)}
+versions = [open(a, "rb").read(), open(b, "rb").read()]
+stop = time.monotonic() + secs
+def writer():
+    i = 0
+    while time.monotonic() < stop:
+        i += 1
+        data = versions[i % 2]
+        if mode == "rename":
+            tmp = os.path.join(root, ".f.tmp")
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.rename(tmp, os.path.join(root, "f.bin"))
+        else:
+            os.truncate(os.path.join(root, "f.bin"), max(0, len(versions[0]) - 1000 * i))
+        time.sleep(0.02)
+t = threading.Thread(target=writer)
+t.start()
+ctx = ssl._create_unverified_context()
+etags = {}
+good = bad = 0
+why = ""
+conn = None
+while time.monotonic() < stop:
+    try:
+        if conn is None:
+            conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+        conn.request("GET", "/f.bin")
+        r = conn.getresponse()
+        body = r.read()
+    except (OSError, http.client.HTTPException):
+        conn = None  # a response cut because the file shrank: allowed
+        continue
+    h = hashlib.sha256(body).hexdigest()
+    etag = r.getheader("ETag")
+    whole = h in bodies or (mode == "shrink" and versions[0].startswith(body))
+    if r.status != 200 or not whole or int(r.getheader("Content-Length")) != len(body):
+        bad += 1
+        why = "status %s, %d bytes, not A or B whole" % (r.status, len(body))
+    elif etags.setdefault(etag, h) != h:
+        bad += 1
+        why = "ETag %s named two bodies" % etag
+    else:
+        good += 1
+t.join()
+print("OK %d" % good if not bad and good else "BAD %d of %d: %s" % (bad, bad + good, why or "no response"))
+PY
+}
+
+OUT=$(churn 3 rename)
+expect_match "file replaced by rename every 20 ms: each ETag names one body" "$OUT" '^OK [0-9]+$'
+cp "$T/A" "$root/f.bin"
+OUT=$(churn 2 shrink)
+expect_match "file cut shorter in place every 20 ms: each ETag names one body" "$OUT" '^OK [0-9]+$'
+
+# Between requests: the new file within the cache's second (and a margin
+# for a loaded machine), never the old one's bytes under the new validators.
+cp "$T/A" "$root/f.bin"
+sleep 1.2
+fetch before /f.bin
+cp "$T/B" "$root/f.new"
+mv "$root/f.new" "$root/f.bin"
+wait_until 10 sh -c 'curl -sk "$1" | cmp -s - "$2"' sh "$BASE/f.bin" "$T/B"
+fetch after_rename /f.bin
+expect_eq "replaced by rename: the new file is served" "$(sha "$T/after_rename.b")" "$(sha "$T/B")"
+expect_ne "... under a new ETag" "$(hdr "$T/after_rename.h" etag)" "$(hdr "$T/before.h" etag)"
+
+truncate -s 1000 "$root/f.bin"
+wait_until 10 sh -c 'test "$(curl -sk "$1" | wc -c)" = 1000' sh "$BASE/f.bin"
+fetch after_truncate /f.bin
+expect_eq "truncated: the short file is served whole" \
+	"$STATUS $(hdr "$T/after_truncate.h" content-length)" "200 1000"
+check "... its bytes" cmp -s "$T/after_truncate.b" "$root/f.bin"
+
+# A file served again comes from the cache.
+for i in 1 2 3 4 5 6 7 8; do kcurl -o /dev/null "$BASE/f.bin"; done
+stop_ktlsd
+hits=$(grep -o 'file_cache_hits=[0-9]*' "$KTLSD_LOG" | cut -d= -f2)
+if [ "${hits:-0}" -ge 7 ]; then
+	pass "the same file 8 times: served from the open-file cache ($hits hits)"
+else
+	fail "the same file 8 times: served from the open-file cache" "hits=${hits:-none}"
+fi
