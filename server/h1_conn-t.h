@@ -34,7 +34,8 @@ enum h1_phase { H1_READ_HEAD, H1_RESPOND };
 
 struct h1_exchange {
 	enum h1_phase phase;
-	struct h1_parser *parser;    /* allocated when HTTP/1.1 starts (17 KB) */
+	struct h1_parser *parser;    /* 17 KB, only while a head is read or answered */
+	size_t parser_cap;           /* of its buffer-pool block */
 	struct response resp;
 	bool head_started;           /* bytes of the next request head have arrived */
 	unsigned requests;

@@ -11,6 +11,7 @@
 #include "proto/resp_head.h"
 #include "proto/status.h"
 #include "server/body_send.h"
+#include "server/bufpool.h"
 #include "server/conn.h"
 #include "server/resolve.h"
 #include "server/sock.h"
@@ -218,6 +219,37 @@ static void on_response_done(struct conn *c, bool aborted)
 
 static void read_head(struct conn *c);
 
+/* The parser (17 KB, most of it the header arena) exists only while a
+ * request head is read or answered: an idle keep-alive connection gives it
+ * back to the worker's buffer pool, and the next request's first byte
+ * takes one again (no syscall either way). */
+static bool parser_take(struct conn *c)
+{
+	const struct config *cfg = c->w->srv->cfg;
+	struct h1_exchange *x = &c->h1;
+	struct h1_limits lim = {
+		.max_header_bytes = cfg->max_header_bytes,
+		.max_headers = cfg->max_headers,
+		.max_uri = cfg->max_uri,
+	};
+
+	if (x->parser)
+		return true;
+	x->parser = bufpool_get(&c->w->bufs, sizeof(*x->parser), &x->parser_cap);
+	if (!x->parser) {
+		conn_abort(c, "out of memory");
+		return false;
+	}
+	h1_parser_init(x->parser, &lim);
+	return true;
+}
+
+static void parser_give_back(struct conn *c)
+{
+	bufpool_put(&c->w->bufs, c->h1.parser, c->h1.parser_cap);
+	c->h1.parser = NULL;
+}
+
 /* The last byte of the response is out: keep-alive or close. */
 static void response_finish(struct conn *c)
 {
@@ -236,7 +268,12 @@ static void response_finish(struct conn *c)
 		conn_close_graceful(c);
 		return;
 	}
-	h1_parser_reset(x->parser);
+	size_t pending;
+	sock_input(c->sock, &pending);
+	if (pending)
+		h1_parser_reset(x->parser); /* a pipelined request is already here */
+	else
+		parser_give_back(c);
 	x->phase = H1_READ_HEAD;
 	x->head_started = false;
 	conn_set_deadline(c, cfg->idle_timeout_ms);
@@ -277,6 +314,8 @@ static void read_head(struct conn *c)
 		const char *p = sock_input(s, &avail);
 
 		if (avail > 0) {
+			if (!parser_take(c))
+				return;
 			if (!x->head_started) {
 				x->head_started = true;
 				conn_set_deadline(c, c->w->srv->cfg->header_timeout_ms);
@@ -322,18 +361,7 @@ static void h1_start(struct conn *c)
 {
 	const struct config *cfg = c->w->srv->cfg;
 	struct h1_exchange *x = &c->h1;
-	struct h1_limits lim = {
-		.max_header_bytes = cfg->max_header_bytes,
-		.max_headers = cfg->max_headers,
-		.max_uri = cfg->max_uri,
-	};
 
-	x->parser = malloc(sizeof(*x->parser));
-	if (!x->parser) {
-		conn_abort(c, "out of memory");
-		return;
-	}
-	h1_parser_init(x->parser, &lim);
 	x->phase = H1_READ_HEAD;
 	conn_set_deadline(c, cfg->header_timeout_ms);
 	if (!sock_busy(c->sock)) /* else OpenSSL's last words leave first; drive() follows */
@@ -391,8 +419,7 @@ static void h1_release(struct conn *c)
 	if (c->h1.resp.file_fd >= 0)
 		close(c->h1.resp.file_fd);
 	c->h1.resp.file_fd = -1;
-	free(c->h1.parser);
-	c->h1.parser = NULL;
+	parser_give_back(c);
 }
 
 const struct conn_proto h1_proto = {
