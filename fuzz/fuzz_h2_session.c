@@ -41,11 +41,9 @@
  * of its range, or of each part's range between multipart heads. Holes lie
  * in the batch and add up to the readv; no file descriptor outlives
  * h2_session_free; ASan, LSan and UBSan watch the rest. */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,7 +51,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -63,7 +60,8 @@
 #include "fuzz/fuzz_h2_wire.h"
 #include "proto/h2_session.h"
 #include "proto/mime.h"
-#include "proto/path.h"
+#include "proto/static_target.h"
+#include "server/file.h"
 
 #define SHRINK_AT 65536 /* flags bit 1: reads end here */
 /* Per input, so that a client asking for big.bin over and over stays fast;
@@ -221,94 +219,33 @@ static const char *fz_date(void *ctx)
 	return "Sun, 02 Feb 2020 02:02:02 GMT";
 }
 
-/* file_open_beneath, as server/file.c does it. */
-static int open_beneath(const char *rel, struct stat *st)
+/* The server's own open beneath the root (server/file.c, pure syscalls). */
+static int fz_open(void *ctx, const char *rel, struct stat *st)
 {
-	struct open_how how = {
-	    .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
-
-	if (fd < 0)
-		return errno == ENOENT || errno == ENOTDIR ? -ENOENT
-		       : errno == ENAMETOOLONG            ? -ENAMETOOLONG
-		                                          : -EACCES;
-	if (fstat(fd, st) < 0 || (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode))) {
-		close(fd);
-		return -EACCES;
-	}
-	return fd;
+	(void)ctx;
+	return file_open_beneath(root_fd, rel, st);
 }
 
-/* server/resolve.c's rules, in short: the path rules, dotfiles, index.html,
- * a 301 (%-encoded) for a directory without its slash. */
+static void fz_close(void *ctx, int fd)
+{
+	(void)ctx;
+	close(fd);
+}
+
+/* server/resolve.c's resolution, on the fixtures. */
 static void fz_resolve(void *ctx, const char *target, size_t len, struct static_target *out)
 {
 	const struct run *r = ctx;
-	struct path_info info;
-	struct stat st;
-	int fd, rc;
+	const struct static_opener op = {.open = fz_open, .close = fz_close};
 
-	out->status = 0;
-	out->fd = -1;
-	rc = path_from_target(target, len, out->rel, sizeof(out->rel), &info);
-	if (rc < 0) {
-		out->status = rc == -ENAMETOOLONG ? 414 : 400;
-		return;
-	}
-	if (info.dotfile && !r->dotfiles) {
-		out->status = 404;
-		return;
-	}
-	fd = open_beneath(out->rel, &st);
-	if (fd >= 0 && S_ISDIR(st.st_mode)) {
-		close(fd);
-		size_t rl = strcmp(out->rel, ".") == 0 ? 0 : strlen(out->rel);
-		if (!info.trailing_slash) {
-			size_t n = 0;
-			out->location[n++] = '/';
-			for (size_t i = 0; i < rl; i++)
-				n += (size_t)sprintf(out->location + n,
-				                     isalnum((unsigned char)out->rel[i]) ||
-				                             strchr("/-._~", out->rel[i])
-				                         ? "%c"
-				                         : "%%%02X",
-				                     (unsigned char)out->rel[i]);
-			strcpy(out->location + n, "/");
-			out->status = 301;
-			return;
-		}
-		if (rl + sizeof("/index.html") > sizeof(out->rel)) {
-			out->status = 414;
-			return;
-		}
-		strcpy(out->rel + rl, rl ? "/index.html" : "index.html");
-		fd = open_beneath(out->rel, &st);
-		if (fd >= 0 && !S_ISREG(st.st_mode)) {
-			close(fd);
-			fd = -ENOENT;
-		}
-	}
-	if (fd < 0) {
-		out->status = fd == -ENOENT ? 404 : fd == -ENAMETOOLONG ? 414 : 403;
-		return;
-	}
-	out->fd = fd;
-	out->file = (struct static_file){
-	    .size = (uint64_t)st.st_size,
-	    .ino = (uint64_t)st.st_ino,
-	    .mtime_sec = st.st_mtim.tv_sec,
-	    .mtime_nsec = st.st_mtim.tv_nsec,
-	    .content_type = mime_lookup(mime, out->rel),
-	};
+	static_target_resolve(target, len, r->dotfiles, mime, &op, out);
 }
 
 /* The fixtures never change: a reopen finds the file the head described. */
 static int fz_reopen(void *ctx, const char *rel, const struct static_file *expect)
 {
 	struct stat st;
-	int fd = open_beneath(rel, &st);
+	int fd = file_open_beneath(root_fd, rel, &st);
 
 	FZ_ASSERT(fd >= 0, "reopen of %s: %s", rel, strerror(-fd));
 	FZ_ASSERT(S_ISREG(st.st_mode) && (uint64_t)st.st_ino == expect->ino &&

@@ -1,119 +1,37 @@
 #include "server/resolve.h"
 
-#include <errno.h>
-#include <string.h>
 #include <unistd.h>
 
-#include "proto/mime.h"
-#include "proto/path.h"
+#include "proto/static_target.h"
 #include "server/file.h"
 #include "server/filecache.h"
 #include "server/worker-t.h"
 
-static int status_for_open_error(int err)
+struct opener_ctx {
+	const struct server *srv;
+	struct filecache *fc;
+	uint64_t now_ms;
+};
+
+static int open_file(void *ctx, const char *rel, struct stat *st)
 {
-	switch (err) {
-	case -ENOENT:
-	case -ENAMETOOLONG: /* a name over NAME_MAX: no such file can exist */
-		return 404;
-	case -EACCES:
-		return 403;
-	case -EMFILE:
-	case -ENFILE:
-		return 503;
-	default:
-		return 500;
-	}
+	const struct opener_ctx *o = ctx;
+
+	return o->fc ? filecache_open(o->fc, o->srv->root_fd, rel, o->now_ms, st)
+		     : file_open_beneath(o->srv->root_fd, rel, st);
 }
 
-/* The decoded path, re-encoded, so nothing the client sent is echoed raw
- * into a header. -ENAMETOOLONG rather than a cut Location (out is sized so
- * that a path under PATH_MAX always fits). */
-static int encode_location(const char *rel, char *out, size_t outsz)
+static void close_file(void *ctx, int fd)
 {
-	static const char hex[] = "0123456789ABCDEF";
-	size_t n = 0;
-
-	out[n++] = '/';
-	for (const unsigned char *p = (const unsigned char *)rel; *p; p++) {
-		if (n + 5 > outsz)
-			return -ENAMETOOLONG;
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || strchr("/-._~!$&'()*+,;=:@", *p)) {
-			out[n++] = (char)*p;
-		} else {
-			out[n++] = '%';
-			out[n++] = hex[*p >> 4];
-			out[n++] = hex[*p & 15];
-		}
-	}
-	out[n++] = '/';
-	out[n] = '\0';
-	return 0;
-}
-
-/* The file's metadata as the static-file decision wants it. */
-static void describe(const struct server *srv, const struct stat *st, struct static_target *out)
-{
-	out->file.size = (uint64_t)st->st_size;
-	out->file.ino = (uint64_t)st->st_ino;
-	out->file.mtime_sec = st->st_mtim.tv_sec;
-	out->file.mtime_nsec = st->st_mtim.tv_nsec;
-	out->file.content_type = mime_lookup(srv->mime, out->rel);
+	(void)ctx;
+	close(fd);
 }
 
 void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms,
 		    const char *target, size_t len, struct static_target *out)
 {
-	struct path_info info;
-	struct stat st;
-	int rc;
+	struct opener_ctx o = {.srv = srv, .fc = fc, .now_ms = now_ms};
+	const struct static_opener op = {.open = open_file, .close = close_file, .ctx = &o};
 
-	out->status = 0;
-	out->fd = -1;
-	rc = path_from_target(target, len, out->rel, sizeof(out->rel), &info);
-	if (rc < 0) {
-		out->status = rc == -ENAMETOOLONG ? 414 : 400;
-		return;
-	}
-	if (info.dotfile && !srv->cfg->dotfiles) {
-		out->status = 404;
-		return;
-	}
-	out->fd = fc ? filecache_open(fc, srv->root_fd, out->rel, now_ms, &st)
-		     : file_open_beneath(srv->root_fd, out->rel, &st);
-	if (out->fd < 0) {
-		out->status = status_for_open_error(out->fd);
-		return;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		describe(srv, &st, out);
-		return;
-	}
-
-	close(out->fd);
-	out->fd = -1;
-	if (!info.trailing_slash) {
-		out->status = encode_location(out->rel, out->location, sizeof(out->location)) < 0
-				      ? 500
-				      : 301;
-		return;
-	}
-	size_t rl = strcmp(out->rel, ".") == 0 ? 0 : strlen(out->rel);
-	if (rl + sizeof("/index.html") > sizeof(out->rel)) {
-		out->status = 414;
-		return;
-	}
-	memcpy(out->rel + rl, rl ? "/index.html" : "index.html", rl ? 12 : 11);
-	out->fd = fc ? filecache_open(fc, srv->root_fd, out->rel, now_ms, &st)
-		     : file_open_beneath(srv->root_fd, out->rel, &st);
-	if (out->fd >= 0 && S_ISREG(st.st_mode)) {
-		describe(srv, &st, out);
-		return;
-	}
-	/* No directory listings: a folder without index.html is as good as absent. */
-	if (out->fd >= 0)
-		close(out->fd);
-	out->status = out->fd == -EACCES ? 403 : 404;
-	out->fd = -1;
+	static_target_resolve(target, len, srv->cfg->dotfiles, srv->mime, &op, out);
 }

@@ -1,6 +1,5 @@
-/* From a request-target to what to serve, for both HTTP versions: the path
- * rules, the open beneath the root, directories and their index.html, and
- * the error status when there is nothing to serve. */
+/* proto/static_target.c's resolution on the server's files: opened with
+ * openat2 beneath the root (file.c), through the worker's open-file cache. */
 #ifndef KTLSD_SERVER_RESOLVE_H
 #define KTLSD_SERVER_RESOLVE_H
 

@@ -1,0 +1,32 @@
+/* From a request-target to what to serve, for both HTTP versions and for the
+ * fuzz target alike: the path rules, dotfiles, directories (a 301 to add the
+ * slash, else their index.html) and the status when there is nothing to
+ * serve. Sans-I/O: files are opened and closed through the caller's
+ * callbacks (the server: openat2 beneath the root, through its open-file
+ * cache). */
+#ifndef KTLSD_PROTO_STATIC_TARGET_H
+#define KTLSD_PROTO_STATIC_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include "proto/mime.h"
+#include "proto/static_file.h"
+
+struct static_opener {
+	/* Opens rel beneath the root: the fd and its stat (regular files and
+	 * directories only), or -ENOENT, -EACCES, -ENAMETOOLONG, -EMFILE,
+	 * -ENFILE or another -errno (server/file.h's vocabulary). */
+	int (*open)(void *ctx, const char *rel, struct stat *st);
+	void (*close)(void *ctx, int fd);
+	void *ctx;
+};
+
+/* Fills out: with status 0, out->fd is open (the caller's) and out->file
+ * describes it (its type from mime). */
+void static_target_resolve(const char *target, size_t len, bool dotfiles,
+			   const struct mime_table *mime, const struct static_opener *op,
+			   struct static_target *out);
+
+#endif
