@@ -178,11 +178,6 @@ bool sock_closed(const struct sock *s)
 	return s->closing;
 }
 
-struct worker *sock_worker(const struct sock *s)
-{
-	return s->w;
-}
-
 void sock_abort(struct sock *s)
 {
 	struct io_uring *ring = &s->w->ring;

@@ -65,7 +65,6 @@ void sock_release(struct sock *s);
 /* Stops everything: the socket is shut, operations in flight cancelled. */
 void sock_abort(struct sock *s);
 bool sock_closed(const struct sock *s);
-struct worker *sock_worker(const struct sock *s);
 
 /* ---- TLS ---- */
 enum sock_handshake { SOCK_HS_AGAIN, SOCK_HS_DONE, SOCK_HS_FAILED };

@@ -142,6 +142,18 @@ port_is_ours() {
 	ss -Hltnp "sport = :$1" 2>/dev/null | grep -q "pid=$2,"
 }
 
+# py_client SECS SCRIPT ARGS...: a Python test client, bounded in time. Sets
+# OUT (its output on one line) and PY_OUT (the file that keeps it whole).
+PY_N=0
+py_client() {
+	local secs=$1
+	shift
+	PY_N=$((PY_N + 1))
+	PY_OUT="$T/py.$PY_N.out"
+	timeout "$secs" "$PY" "$@" >"$PY_OUT" 2>&1
+	OUT=$(tr '\n' ' ' <"$PY_OUT" | sed 's/ $//')
+}
+
 # freeport: print a free port (see lib.py).
 freeport() {
 	"$PY" "$LIBPY" freeport

@@ -16,13 +16,10 @@ head -c $((1 << 20)) /dev/urandom >"$root/mid.bin"
 cp "$FIX/root/a.txt" "$root/a.txt"
 mid_sha=$(sha "$root/mid.bin")
 
-# h2c SUBCOMMAND ARGS...: h2_client.py (see its header), bounded in time.
-# Sets OUT (its output on one line) and keeps it in $T/h2c.N.out.
-H2C_N=0
+# h2c SUBCOMMAND ARGS...: h2_client.py (see its header), bounded in time:
+# OUT and PY_OUT as lib.sh's py_client sets them.
 h2c() {
-	H2C_N=$((H2C_N + 1))
-	timeout 30 "$PY" "$H2PY" "$@" >"$T/h2c.$H2C_N.out" 2>&1
-	OUT=$(tr '\n' ' ' <"$T/h2c.$H2C_N.out" | sed 's/ $//')
+	py_client 30 "$H2PY" "$@"
 }
 
 # still_serving NAME: the server is running and answers curl --http2.
@@ -100,7 +97,7 @@ h2c zero-window "$PORT" /mid.bin
 expect_match "zero window: HEADERS arrive" "$OUT" '^HEADERS 200 '
 expect_match "zero window: no DATA for 1 s" "$OUT" ' DATA_WHILE_CLOSED 0 '
 expect_eq "zero window: WINDOW_UPDATE lets the 1 MiB body complete byte-exact" \
-	"$(sed -n 's/^COMPLETE //p' "$T/h2c.$H2C_N.out")" "$((1 << 20)) $mid_sha"
+	"$(sed -n 's/^COMPLETE //p' "$PY_OUT")" "$((1 << 20)) $mid_sha"
 still_serving "zero window"
 
 # ---- header blocks -------------------------------------------------------------------
@@ -176,8 +173,8 @@ start_ktlsd --root "$root" --shutdown-grace 3 --h2-max-streams 4 --h2-max-header
 # REFUSED_STREAM (7) or PROTOCOL_ERROR (1); the first four are answered.
 h2c max-streams --early "$PORT" 10 /mid.bin
 expect_match "--h2-max-streams 4: advertised" "$OUT" '^MAX_CONCURRENT 4 '
-answered=$(grep -c '^ANSWERED' "$T/h2c.$H2C_N.out")
-refused=$(grep -cE '^REFUSED [0-9]+ (1|7)$' "$T/h2c.$H2C_N.out")
+answered=$(grep -c '^ANSWERED' "$PY_OUT")
+refused=$(grep -cE '^REFUSED [0-9]+ (1|7)$' "$PY_OUT")
 expect_eq "10 streams at once with the limit 4: 4 answered, 6 refused" "$answered $refused" "4 6"
 still_serving "10 streams before SETTINGS ACK"
 
@@ -185,9 +182,9 @@ still_serving "10 streams before SETTINGS ACK"
 # limit must not be answered; refusing them or ending the connection with
 # PROTOCOL_ERROR are both within RFC 9113.
 h2c max-streams "$PORT" 10 /mid.bin
-answered=$(grep -c '^ANSWERED' "$T/h2c.$H2C_N.out")
-refused=$(grep -cE '^REFUSED [0-9]+ (1|7)$' "$T/h2c.$H2C_N.out")
-goaway=$(sed -n 's/^GOAWAY \([0-9]*\) .*/\1/p' "$T/h2c.$H2C_N.out")
+answered=$(grep -c '^ANSWERED' "$PY_OUT")
+refused=$(grep -cE '^REFUSED [0-9]+ (1|7)$' "$PY_OUT")
+goaway=$(sed -n 's/^GOAWAY \([0-9]*\) .*/\1/p' "$PY_OUT")
 if [ "$answered" -le 4 ] && { [ "$refused" -eq $((10 - answered)) ] || [ "$goaway" = 1 ]; }; then
 	pass "10 streams after SETTINGS ACK with the limit 4: excess refused (RST or GOAWAY PROTOCOL_ERROR)"
 else
@@ -220,7 +217,7 @@ stop_ktlsd
 
 start_ktlsd --root "$root" --idle-timeout 1 || return 0
 h2c idle "$PORT" 4
-t=$(sed -n 's/^CLOSED //p' "$T/h2c.$H2C_N.out")
+t=$(sed -n 's/^CLOSED //p' "$PY_OUT")
 if [ -n "$t" ] && awk -v t="$t" 'BEGIN { exit !(t >= 0.5 && t <= 3) }'; then
 	pass "--idle-timeout 1: an idle h2 connection is closed after about 1 s"
 else

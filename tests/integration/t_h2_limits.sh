@@ -14,11 +14,8 @@ head -c $((1 << 20)) /dev/urandom >"$root/mid.bin"
 cp "$FIX/root/big.bin" "$FIX/root/a.txt" "$root/"
 
 # hh SUBCOMMAND ARGS...: h2_hostile.py, bounded; OUT is its output on one line.
-HH_N=0
 hh() {
-	HH_N=$((HH_N + 1))
-	timeout 120 "$PY" "$H2H" "$@" >"$T/hh.$HH_N.out" 2>&1
-	OUT=$(tr '\n' ' ' <"$T/hh.$HH_N.out" | sed 's/ $//')
+	py_client 120 "$H2H" "$@"
 }
 
 # served NAME: the server still answers HTTP/2 and HTTP/1.1.
