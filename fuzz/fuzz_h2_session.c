@@ -220,9 +220,10 @@ static const char *fz_date(void *ctx)
 }
 
 /* The server's own open beneath the root (server/file.c, pure syscalls). */
-static int fz_open(void *ctx, const char *rel, struct stat *st)
+static int fz_open(void *ctx, const char *rel, struct stat *st, const void **mem)
 {
 	(void)ctx;
+	*mem = NULL;
 	return file_open_beneath(root_fd, rel, st);
 }
 
@@ -242,7 +243,8 @@ static void fz_resolve(void *ctx, const char *target, size_t len, struct static_
 }
 
 /* The fixtures never change: a reopen finds the file the head described. */
-static int fz_reopen(void *ctx, const char *rel, const struct static_file *expect)
+static int fz_reopen(void *ctx, const char *rel, const struct static_file *expect,
+		     const void **mem)
 {
 	struct stat st;
 	int fd = file_open_beneath(root_fd, rel, &st);
@@ -251,6 +253,7 @@ static int fz_reopen(void *ctx, const char *rel, const struct static_file *expec
 	FZ_ASSERT(S_ISREG(st.st_mode) && (uint64_t)st.st_ino == expect->ino &&
 	              (uint64_t)st.st_size == expect->size,
 	          "reopen of %s: another file", rel);
+	*mem = NULL;
 	return fd;
 }
 
@@ -291,6 +294,7 @@ static struct h2_env env = {
     .date = fz_date,
     .resolve = fz_resolve,
     .reopen = fz_reopen,
+    .close_file = fz_close,
     .stream_done = fz_stream_done,
     .event = fz_event,
 };

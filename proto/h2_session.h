@@ -85,8 +85,11 @@ struct h2_env {
 	/* Opens rel again for a stream that could not keep its fd: the fd,
 	 * or -1 when it is gone or no longer the file expect describes (its
 	 * bytes must not go out under validators of another). The session
-	 * owns the fd. */
-	int (*reopen)(void *ctx, const char *rel, const struct static_file *expect);
+	 * owns the fd; *mem as in static_target. */
+	int (*reopen)(void *ctx, const char *rel, const struct static_file *expect,
+		      const void **mem);
+	/* Gives back an fd that resolve or reopen gave (its mem with it). */
+	void (*close_file)(void *ctx, int fd);
 	/* A stream with a response ended (never called for one without). */
 	void (*stream_done)(void *ctx, const struct h2_stream_record *rec);
 	void (*event)(void *ctx, enum h2_event ev, const struct h2_stream *s, int err);
@@ -162,6 +165,7 @@ struct h2_stream {
 	/* response */
 	int status;
 	int file_fd;                     /* -1 until the stream can send (see read_cb) */
+	const unsigned char *mem;        /* its bytes, when the glue keeps them: no readv */
 	char *rel;                       /* the file beneath the root, to open it then */
 	struct static_file file;
 	struct static_response sr;

@@ -16,8 +16,9 @@ static void wake_waiter(struct h2_session *hs);
 static void stream_close_file(struct h2_stream *s)
 {
 	if (s->file_fd >= 0)
-		close(s->file_fd);
+		s->hs->env.close_file(s->hs->env.ctx, s->file_fd);
 	s->file_fd = -1;
+	s->mem = NULL;
 	if (s->counted_file) {
 		s->counted_file = false;
 		s->hs->open_files--;
@@ -87,6 +88,7 @@ static void wake_waiter(struct h2_session *hs)
 static int stream_open_file(struct h2_stream *s)
 {
 	struct h2_session *hs = s->hs;
+	const void *mem;
 	int fd;
 
 	if (s->file_fd >= 0)
@@ -104,10 +106,11 @@ static int stream_open_file(struct h2_stream *s)
 		}
 		return 1;
 	}
-	fd = hs->env.reopen(hs->env.ctx, s->rel, &s->file);
+	fd = hs->env.reopen(hs->env.ctx, s->rel, &s->file, &mem);
 	if (fd < 0)
 		return -1;
 	s->file_fd = fd;
+	s->mem = mem;
 	s->counted_file = true;
 	hs->open_files++;
 	return 0;
@@ -181,6 +184,17 @@ int h2_stream_send_data(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t
 	if (s->pend == PEND_FILE && s->niov > 0 &&
 	    (s->niov == MAX_IOV || s->body.off != s->read_off + s->read_len))
 		return NGHTTP2_ERR_WOULDBLOCK;
+	if (s->pend == PEND_FILE && s->mem) {
+		/* The glue keeps the file's bytes: copy, no readv, no splice. */
+		memcpy(hs->out + at, framehd, FRAME_HEADER);
+		memcpy(hs->out + at + FRAME_HEADER, s->mem + s->body.off, length);
+		body_advance(&s->body, length);
+		hs->out_len += FRAME_HEADER + length;
+		s->bytes_out += FRAME_HEADER + length;
+		s->pend = PEND_NONE;
+		hs->packed_ms = h2_now(hs);
+		return 0;
+	}
 	if (hs->sendfile && s->pend == PEND_FILE) {
 		memcpy(hs->out + at, framehd, FRAME_HEADER);
 		hs->out_len += FRAME_HEADER;
@@ -421,15 +435,16 @@ static int respond_file(struct h2_session *hs, struct h2_stream *s, struct stati
 	s->status = sr->status;
 	bool body = sr->send_body && sr->content_length > 0;
 	if (body && sr->nranges > 1 && !(s->lit = malloc(STATIC_PART_HEADER_MAX))) {
-		close(res->fd);
+		hs->env.close_file(hs->env.ctx, res->fd);
 		return NGHTTP2_ERR_NOMEM;
 	}
 	if (body && can_keep_file(hs, s)) {
 		s->file_fd = res->fd;
+		s->mem = res->mem;
 		s->counted_file = true;
 		hs->open_files++;
 	} else {
-		close(res->fd);
+		hs->env.close_file(hs->env.ctx, res->fd);
 		if (body && !(s->rel = strdup(res->rel)))
 			return NGHTTP2_ERR_NOMEM;
 	}

@@ -41,6 +41,7 @@ struct static_file {
 struct static_target {
 	int status;                       /* 0: serve fd; else 301, 400, 403, 404, 414, 500, 503 */
 	int fd;                           /* status 0: the open file, owned by the caller */
+	const void *mem;                  /* status 0: its bytes, when the opener keeps them (or NULL) */
 	struct static_file file;          /* status 0: its metadata */
 	char rel[PATH_MAX];               /* the file, relative to the root */
 	char location[PATH_MAX * 3 + 4];  /* 301: the directory with its slash, %-encoded */

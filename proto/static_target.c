@@ -68,6 +68,7 @@ void static_target_resolve(const char *target, size_t len, bool dotfiles,
 
 	out->status = 0;
 	out->fd = -1;
+	out->mem = NULL;
 	rc = path_from_target(target, len, out->rel, sizeof(out->rel), &info);
 	if (rc < 0) {
 		out->status = rc == -ENAMETOOLONG ? 414 : 400;
@@ -77,7 +78,7 @@ void static_target_resolve(const char *target, size_t len, bool dotfiles,
 		out->status = 404;
 		return;
 	}
-	out->fd = op->open(op->ctx, out->rel, &st);
+	out->fd = op->open(op->ctx, out->rel, &st, &out->mem);
 	if (out->fd < 0) {
 		out->status = status_for_open_error(out->fd);
 		return;
@@ -89,6 +90,7 @@ void static_target_resolve(const char *target, size_t len, bool dotfiles,
 
 	op->close(op->ctx, out->fd);
 	out->fd = -1;
+	out->mem = NULL;
 	if (!info.trailing_slash) {
 		out->status = encode_location(out->rel, out->location, sizeof(out->location)) < 0
 				      ? 500
@@ -101,7 +103,7 @@ void static_target_resolve(const char *target, size_t len, bool dotfiles,
 		return;
 	}
 	memcpy(out->rel + rl, rl ? "/index.html" : "index.html", rl ? 12 : 11);
-	out->fd = op->open(op->ctx, out->rel, &st);
+	out->fd = op->open(op->ctx, out->rel, &st, &out->mem);
 	if (out->fd >= 0 && S_ISREG(st.st_mode)) {
 		describe(mime, &st, out);
 		return;
@@ -111,4 +113,5 @@ void static_target_resolve(const char *target, size_t len, bool dotfiles,
 		op->close(op->ctx, out->fd);
 	out->status = out->fd == -EACCES ? 403 : 404;
 	out->fd = -1;
+	out->mem = NULL;
 }

@@ -17,14 +17,16 @@
 struct static_opener {
 	/* Opens rel beneath the root: the fd and its stat (regular files and
 	 * directories only), or -ENOENT, -EACCES, -ENAMETOOLONG, -EMFILE,
-	 * -ENFILE or another -errno (server/file.h's vocabulary). */
-	int (*open)(void *ctx, const char *rel, struct stat *st);
+	 * -ENFILE or another -errno (server/file.h's vocabulary). *mem: the
+	 * whole file's bytes if the opener has them in memory (valid until
+	 * the close), else NULL. */
+	int (*open)(void *ctx, const char *rel, struct stat *st, const void **mem);
 	void (*close)(void *ctx, int fd);
 	void *ctx;
 };
 
-/* Fills out: with status 0, out->fd is open (the caller's) and out->file
- * describes it (its type from mime). */
+/* Fills out: with status 0, out->fd is open (the caller's, to close
+ * through op->close) and out->file describes it (its type from mime). */
 void static_target_resolve(const char *target, size_t len, bool dotfiles,
 			   const struct mime_table *mime, const struct static_opener *op,
 			   struct static_target *out);

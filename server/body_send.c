@@ -26,15 +26,18 @@ static void fail(struct conn *c, const char *why)
 
 static void read_done(struct ring_op *op, int res, uint32_t flags);
 
-void body_send_start(struct conn *c, int fd)
+void body_send_start(struct conn *c, int fd, const void *mem)
 {
 	struct response *r = &c->h1.resp;
 	const struct server *srv = c->w->srv;
 
 	r->file_fd = fd;
+	r->mem = mem;
 	r->read_op.complete = read_done;
 	r->path = BODY_PATH_COPY;
-	if (srv->cfg->sendfile && sock_can_splice(c->sock))
+	/* Bytes in memory are one copy into the send buffer, cheaper than
+	 * two splices through a pipe. */
+	if (srv->cfg->sendfile && sock_can_splice(c->sock) && !mem)
 		r->path = BODY_PATH_SPLICE;
 	if (r->path == BODY_PATH_SPLICE)
 		c->w->stats.body_splice++;
@@ -49,6 +52,7 @@ static void post_read(struct conn *c, char *dst, size_t len, uint64_t off)
 	io_uring_prep_read(sqe, c->h1.resp.file_fd, dst, (unsigned)len, off);
 	ring_op_attach(sqe, &c->h1.resp.read_op);
 	c->h1.resp.read_posted = true;
+	c->h1.resp.read_dst = off == 0 ? dst : NULL;
 	sock_hold(c->sock);
 	c->w->stats.read_ops++;
 }
@@ -78,6 +82,12 @@ static bool pump_copy(struct conn *c)
 			enum body_step step = body_next(&r->body, base, room, &n, &off);
 			if (step == BODY_LITERAL) {
 				sock_out_commit(s, n);
+				continue;
+			}
+			if (step == BODY_FILE && r->mem) {
+				memcpy(base, r->mem + off, n);
+				sock_out_commit(s, n);
+				body_advance(&r->body, n);
 				continue;
 			}
 			if (step == BODY_FILE) {
@@ -188,6 +198,9 @@ static void read_done(struct ring_op *op, int res, uint32_t flags)
 	} else {
 		if (res == 0)
 			truncated(c);
+		else if (c->h1.resp.read_dst)
+			filecache_learn(&c->w->files, c->h1.resp.file_fd, c->h1.resp.read_dst,
+					(size_t)res);
 		sock_out_commit(s, (size_t)res);
 		body_advance(&c->h1.resp.body, (uint64_t)res);
 		conn_drive(c); /* the exchange pumps, and finishes when all is out */

@@ -3,6 +3,8 @@
  *  copy:   the ring reads the file into a user buffer; with user-space TLS,
  *          OpenSSL seals it into a second buffer so the next read overlaps
  *          this send; with kTLS or plain HTTP the buffer is sent as is.
+ *          A small file whose bytes the file cache keeps is copied from
+ *          there: with its head, one record and one send.
  *  splice: zero copy, file -> pipe -> socket through the transport's
  *          sock_splice_file (io_uring has no sendfile); only where the
  *          socket encrypts by itself (kTLS) or nothing needs encrypting
@@ -17,8 +19,9 @@
 struct conn;
 
 /* The response head is queued; send its body from fd (owned from now on),
- * by the path the flags and the socket allow. */
-void body_send_start(struct conn *c, int fd);
+ * by the path the flags and the socket allow. mem: the file's bytes, when
+ * the file cache keeps them (they are copied, never read again). */
+void body_send_start(struct conn *c, int fd, const void *mem);
 
 /* Moves the response on: produce and send. true when all of it is out. */
 bool body_send_pump(struct conn *c);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "server/file.h"
@@ -15,9 +16,12 @@ struct filecache_entry {
 	struct filecache_entry *lru_prev, *lru_next;
 	uint32_t hash;
 	int root_fd;
-	int fd;                                    /* the cache's own */
+	int fd;                                    /* the cache's own, lent to responses */
+	unsigned leases;
+	bool listed;                               /* in the table (else freed at its last release) */
 	struct stat st;
 	uint64_t checked_ms;
+	unsigned char *mem;                        /* the file's bytes, when kept */
 	char rel[];
 };
 
@@ -63,6 +67,18 @@ static void lru_push(struct filecache *fc, struct filecache_entry *e)
 		fc->lru_tail = e;
 }
 
+static void entry_free(struct filecache *fc, struct filecache_entry *e)
+{
+	if ((unsigned)e->fd < fc->by_fd_cap)
+		fc->by_fd[e->fd] = NULL;
+	close(e->fd);
+	if (e->mem)
+		fc->mem_bytes -= (size_t)e->st.st_size;
+	free(e->mem);
+	free(e);
+}
+
+/* Out of the table; the fd and bytes live on while responses hold them. */
 static void drop(struct filecache *fc, struct filecache_entry *e)
 {
 	struct filecache_entry **pp = &fc->buckets[e->hash % FILECACHE_BUCKETS];
@@ -72,9 +88,10 @@ static void drop(struct filecache *fc, struct filecache_entry *e)
 	if (*pp)
 		*pp = e->hnext;
 	lru_unlink(fc, e);
-	close(e->fd);
-	free(e);
+	e->listed = false;
 	fc->n--;
+	if (e->leases == 0)
+		entry_free(fc, e);
 }
 
 static struct filecache_entry *find(struct filecache *fc, int root_fd, const char *rel,
@@ -93,19 +110,36 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
-/* A duplicate for the caller: the cache keeps its own fd. Responses read
- * with offsets (pread, readv, splice), so a shared file offset is moot. */
-static int hand_out(const struct filecache_entry *e, struct stat *st)
+/* The cache's own fd, lent: responses read with offsets (ring reads,
+ * splice), so a shared file offset is moot. */
+static int lend(struct filecache_entry *e, struct stat *st, const void **mem)
 {
-	int fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
+	e->leases++;
 	*st = e->st;
-	return fd;
+	if (mem)
+		*mem = e->mem;
+	return e->fd;
+}
+
+/* Room in by_fd for fd: the table grows with the highest fd it holds. */
+static bool by_fd_fits(struct filecache *fc, int fd)
+{
+	if ((unsigned)fd < fc->by_fd_cap)
+		return true;
+	unsigned cap = fc->by_fd_cap ? fc->by_fd_cap : 256;
+	while (cap <= (unsigned)fd)
+		cap *= 2;
+	struct filecache_entry **t = realloc(fc->by_fd, cap * sizeof(*t));
+	if (!t)
+		return false;
+	memset(t + fc->by_fd_cap, 0, (cap - fc->by_fd_cap) * sizeof(*t));
+	fc->by_fd = t;
+	fc->by_fd_cap = cap;
+	return true;
 }
 
 int filecache_open(struct filecache *fc, int root_fd, const char *rel, uint64_t now_ms,
-		   struct stat *st)
+		   struct stat *st, const void **mem)
 {
 	uint32_t h = hash_of(root_fd, rel);
 	struct filecache_entry *e = fc->max ? find(fc, root_fd, rel, h) : NULL;
@@ -127,15 +161,19 @@ int filecache_open(struct filecache *fc, int root_fd, const char *rel, uint64_t 
 		if (e) {
 			lru_unlink(fc, e);
 			lru_push(fc, e);
-			return hand_out(e, st);
+			if (e->mem)
+				fc->mem_hits++;
+			return lend(e, st, mem);
 		}
 	}
 	fc->misses++;
+	if (mem)
+		*mem = NULL;
 	int fd = file_open_beneath(root_fd, rel, st);
-	if (fd < 0 || !S_ISREG(st->st_mode) || fc->max == 0)
+	if (fd < 0 || !S_ISREG(st->st_mode) || fc->max == 0 || !by_fd_fits(fc, fd))
 		return fd;
 	size_t len = strlen(rel);
-	e = malloc(sizeof(*e) + len + 1);
+	e = calloc(1, sizeof(*e) + len + 1);
 	if (!e)
 		return fd;
 	if (fc->n >= fc->max)
@@ -144,13 +182,54 @@ int filecache_open(struct filecache *fc, int root_fd, const char *rel, uint64_t 
 	e->hash = h;
 	e->root_fd = root_fd;
 	e->fd = fd;
+	e->listed = true;
 	e->st = *st;
 	e->checked_ms = now_ms;
 	e->hnext = fc->buckets[h % FILECACHE_BUCKETS];
 	fc->buckets[h % FILECACHE_BUCKETS] = e;
+	fc->by_fd[fd] = e;
 	lru_push(fc, e);
 	fc->n++;
-	return hand_out(e, st); /* out of fds: -EMFILE, a 503 */
+	return lend(e, st, NULL);
+}
+
+static struct filecache_entry *lent(const struct filecache *fc, int fd)
+{
+	return fd >= 0 && (unsigned)fd < fc->by_fd_cap ? fc->by_fd[fd] : NULL;
+}
+
+void filecache_release(struct filecache *fc, int fd)
+{
+	struct filecache_entry *e = lent(fc, fd);
+
+	if (!e) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (--e->leases == 0 && !e->listed)
+		entry_free(fc, e);
+}
+
+void filecache_learn(struct filecache *fc, int fd, const void *buf, size_t len)
+{
+	struct filecache_entry *e = lent(fc, fd);
+	struct timespec now;
+	struct stat st;
+
+	if (!e || !e->listed || e->mem || len == 0 || len > FILECACHE_MEM_FILE_MAX ||
+	    (uint64_t)e->st.st_size != len || fc->mem_bytes + len > FILECACHE_MEM_MAX)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (now.tv_sec - e->st.st_mtim.tv_sec < FILECACHE_SETTLED_S)
+		return;
+	if (fstat(fd, &st) < 0 || !same_file(&st, &e->st))
+		return;
+	e->mem = malloc(len);
+	if (!e->mem)
+		return;
+	memcpy(e->mem, buf, len);
+	fc->mem_bytes += len;
 }
 
 void filecache_forget(struct filecache *fc, uint64_t ino)
@@ -166,4 +245,7 @@ void filecache_clear(struct filecache *fc)
 {
 	while (fc->lru_head)
 		drop(fc, fc->lru_head);
+	free(fc->by_fd);
+	fc->by_fd = NULL;
+	fc->by_fd_cap = 0;
 }

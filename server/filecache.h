@@ -1,6 +1,10 @@
 /* A per-worker cache of open files (fd and stat by path beneath the root),
- * like nginx's open_file_cache or h2o's filecache: a small file served
- * again costs no openat2 path walk and no fstat, only a dup and a close.
+ * like nginx's open_file_cache or h2o's filecache: a file served again
+ * costs no syscall at all. Responses borrow the cache's own fd (a lease,
+ * given back with filecache_release; an entry dropped while lent keeps its
+ * fd open until its last lease ends), and a small file's bytes, once a
+ * response has read them, are kept with the entry so the next response
+ * copies them instead of reading.
  *
  * Semantics, as nginx's open_file_cache_valid: an entry is trusted for
  * FILECACHE_VALID_MS, then revalidated with one stat by path (same device,
@@ -10,16 +14,28 @@
  * or the reverse, since each response reads the inode whose stat made its
  * head. A response that finds its file shorter than its stat said (it was
  * truncated in place) closes as it always did, and forgets the entry, so
- * the next request opens the file afresh. Worker-local: no lock. */
+ * the next request opens the file afresh. Worker-local: no lock.
+ *
+ * Kept bytes follow the same rule: they are the bytes of the inode and
+ * stat the entry holds. They are taken only from a read of the whole file
+ * whose fstat afterwards still matches the entry (a write during the read
+ * changes mtime first), and only from a file whose mtime is at least
+ * FILECACHE_SETTLED_S old: a write in the same coarse timestamp tick as
+ * the last one would leave mtime unchanged ("racy git"), so a file still
+ * being written is read each time. */
 #ifndef KTLSD_SERVER_FILECACHE_H
 #define KTLSD_SERVER_FILECACHE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
 #define FILECACHE_VALID_MS 1000
 #define FILECACHE_MAX 1024  /* entries per worker, fewer when fds are few */
 #define FILECACHE_BUCKETS 2048
+#define FILECACHE_MEM_FILE_MAX (16 * 1024)   /* bytes kept for files up to this size ... */
+#define FILECACHE_MEM_MAX (4u * 1024 * 1024) /* ... up to this much per worker */
+#define FILECACHE_SETTLED_S 2
 
 struct filecache_entry;
 
@@ -27,22 +43,38 @@ struct filecache {
 	struct filecache_entry *buckets[FILECACHE_BUCKETS];
 	struct filecache_entry *lru_head, *lru_tail; /* head: most recently used */
 	unsigned n, max;
-	uint64_t hits, misses, revalidations;
+	/* Leased fds back to their entries: a release needs no search. */
+	struct filecache_entry **by_fd;
+	unsigned by_fd_cap;
+	size_t mem_bytes;
+	uint64_t hits, misses, revalidations, mem_hits;
 };
 
 /* max from the open-file limit: the cache holds at most 1/16 of it. */
 void filecache_init(struct filecache *fc);
 
-/* As file_open_beneath (file.h): an fd of the caller's own, and the stat
- * it was opened with; regular files come through the cache. */
+/* As file_open_beneath (file.h): an fd and the stat it was opened with;
+ * regular files come through the cache. The fd is the caller's until it
+ * calls filecache_release, never close. *mem (mem may be NULL): the whole
+ * file's bytes when the cache keeps them, else NULL; valid until the
+ * release. */
 int filecache_open(struct filecache *fc, int root_fd, const char *relpath, uint64_t now_ms,
-		   struct stat *st);
+		   struct stat *st, const void **mem);
+
+/* Gives back an fd filecache_open returned (or closes it, if the cache
+ * did not keep it). */
+void filecache_release(struct filecache *fc, int fd);
+
+/* A response read the len bytes at buf from fd (from filecache_open) from
+ * offset 0: if that is the whole of a small file, settled and unchanged
+ * since, keep them for later responses. */
+void filecache_learn(struct filecache *fc, int fd, const void *buf, size_t len);
 
 /* A response found the file with inode ino shorter than its stat said:
  * drop the entry, so the next request opens it afresh. */
 void filecache_forget(struct filecache *fc, uint64_t ino);
 
-/* Closes every cached fd (worker exit). */
+/* Closes every cached fd not lent (worker exit, after its connections). */
 void filecache_clear(struct filecache *fc);
 
 #endif

@@ -17,6 +17,7 @@ enum body_path { BODY_PATH_NONE, BODY_PATH_COPY, BODY_PATH_SPLICE };
 /* The HTTP/1.1 response being sent. */
 struct response {
 	int file_fd;                 /* -1 when the body is not from a file */
+	const unsigned char *mem;    /* the file's bytes, when the file cache keeps them */
 	struct static_file file;
 	struct static_response sr;
 	struct body body;
@@ -26,6 +27,7 @@ struct response {
 	uint64_t bytes_base;         /* the sock's bytes sent when the response began */
 	uint64_t start_ms;
 	struct ring_op read_op;      /* the file read of the copy path */
+	char *read_dst;              /* where it reads to */
 	bool read_posted;
 	char request_line[256];      /* for the access log */
 };

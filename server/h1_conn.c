@@ -13,6 +13,7 @@
 #include "server/body_send.h"
 #include "server/bufpool.h"
 #include "server/conn.h"
+#include "server/filecache.h"
 #include "server/resolve.h"
 #include "server/sock.h"
 #include "server/log.h"
@@ -134,7 +135,7 @@ static void respond_file(struct conn *c, const struct static_target *res)
 
 	out = h1_out_reserve(c, HEAD_MAX);
 	if (!out) {
-		close(fd);
+		filecache_release(&c->w->files, fd);
 		conn_abort(c, "no room for a response head");
 		return;
 	}
@@ -144,7 +145,7 @@ static void respond_file(struct conn *c, const struct static_target *res)
 		/* Only a Content-Type from --mime-types can be this long:
 		 * nothing of this head was committed, so answer 500 in its
 		 * place and keep the connection as it was. */
-		close(fd);
+		filecache_release(&c->w->files, fd);
 		log_msg(LOG_ERROR, "\"%s\": response head over %d bytes (Content-Type?): 500",
 			r->request_line, HEAD_MAX);
 		respond_page(c, 500, NULL);
@@ -153,9 +154,9 @@ static void respond_file(struct conn *c, const struct static_target *res)
 	sock_out_commit(c->sock, (size_t)len);
 
 	if (sr->send_body && sr->content_length > 0) {
-		body_send_start(c, fd);
+		body_send_start(c, fd, res->mem);
 	} else {
-		close(fd);
+		filecache_release(&c->w->files, fd);
 	}
 }
 
@@ -258,7 +259,7 @@ static void response_finish(struct conn *c)
 
 	on_response_done(c, false);
 	if (x->resp.file_fd >= 0) {
-		close(x->resp.file_fd);
+		filecache_release(&c->w->files, x->resp.file_fd);
 		x->resp.file_fd = -1;
 	}
 	x->resp.path = BODY_PATH_NONE;
@@ -417,7 +418,7 @@ static void h1_timeout(struct conn *c)
 static void h1_release(struct conn *c)
 {
 	if (c->h1.resp.file_fd >= 0)
-		close(c->h1.resp.file_fd);
+		filecache_release(&c->w->files, c->h1.resp.file_fd);
 	c->h1.resp.file_fd = -1;
 	parser_give_back(c);
 }

@@ -76,9 +76,12 @@ static void read_done(struct ring_op *op, int res, uint32_t flags)
 {
 	struct h2_read *rd = container_of(op, struct h2_read, op);
 	struct conn *c = rd->c;
+	struct h2_stream *st = rd->stream;
 
 	(void)flags;
-	h2_session_read_done(rd->stream, res);
+	if (st->niov == 1 && st->read_off == 0 && res > 0 && (size_t)res == st->read_len)
+		filecache_learn(&c->w->files, st->file_fd, st->iov[0].iov_base, (size_t)res);
+	h2_session_read_done(st, res);
 	free(rd);
 	if (!sock_closed(c->sock))
 		conn_drive(c);
@@ -208,21 +211,28 @@ static void env_resolve(void *ctx, const char *target, size_t len, struct static
 
 /* Opens rel again, and only if it is still the file the response head
  * described (its validators went out already). */
-static int env_reopen(void *ctx, const char *rel, const struct static_file *expect)
+static int env_reopen(void *ctx, const char *rel, const struct static_file *expect,
+		      const void **mem)
 {
 	struct conn *c = ctx;
 	struct stat st;
-	int fd = filecache_open(&c->w->files, c->w->srv->root_fd, rel, c->w->now_ms, &st);
+	int fd = filecache_open(&c->w->files, c->w->srv->root_fd, rel, c->w->now_ms, &st, mem);
 
 	if (fd < 0)
 		return -1;
 	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_ino != expect->ino ||
 	    (uint64_t)st.st_size != expect->size || st.st_mtim.tv_sec != expect->mtime_sec ||
 	    st.st_mtim.tv_nsec != expect->mtime_nsec) {
-		close(fd);
+		filecache_release(&c->w->files, fd);
 		return -1;
 	}
 	return fd;
+}
+
+static void env_close_file(void *ctx, int fd)
+{
+	struct conn *c = ctx;
+	filecache_release(&c->w->files, fd);
 }
 
 /* One access-log line per stream, the client's bytes escaped
@@ -289,6 +299,7 @@ static void h2_start(struct conn *c)
 	    .date = env_date,
 	    .resolve = env_resolve,
 	    .reopen = env_reopen,
+    .close_file = env_close_file,
 	    .stream_done = env_stream_done,
 	    .event = env_event,
 	};

@@ -13,18 +13,24 @@ struct opener_ctx {
 	uint64_t now_ms;
 };
 
-static int open_file(void *ctx, const char *rel, struct stat *st)
+static int open_file(void *ctx, const char *rel, struct stat *st, const void **mem)
 {
 	const struct opener_ctx *o = ctx;
 
-	return o->fc ? filecache_open(o->fc, o->srv->root_fd, rel, o->now_ms, st)
-		     : file_open_beneath(o->srv->root_fd, rel, st);
+	if (o->fc)
+		return filecache_open(o->fc, o->srv->root_fd, rel, o->now_ms, st, mem);
+	*mem = NULL;
+	return file_open_beneath(o->srv->root_fd, rel, st);
 }
 
 static void close_file(void *ctx, int fd)
 {
-	(void)ctx;
-	close(fd);
+	const struct opener_ctx *o = ctx;
+
+	if (o->fc)
+		filecache_release(o->fc, fd);
+	else
+		close(fd);
 }
 
 void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms,

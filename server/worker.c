@@ -392,7 +392,7 @@ static void *worker_main(void *arg)
 		"worker %u stats: accepted=%llu requests=%llu bytes_out=%llu ktls_tx=%llu "
 		"ktls_off=%llu body_copy=%llu body_splice=%llu send_ops=%llu splice_ops=%llu "
 		"read_ops=%llu recv_ops=%llu timeouts=%llu truncated=%llu file_cache_hits=%llu "
-		"file_cache_misses=%llu buffer_pool_hits=%lu/%lu",
+		"file_cache_misses=%llu file_cache_mem_hits=%llu buffer_pool_hits=%lu/%lu",
 		w->id, (unsigned long long)st->accepted, (unsigned long long)st->requests,
 		(unsigned long long)st->bytes_out, (unsigned long long)st->ktls_tx,
 		(unsigned long long)st->ktls_off, (unsigned long long)st->body_copy,
@@ -400,7 +400,8 @@ static void *worker_main(void *arg)
 		(unsigned long long)st->splice_ops, (unsigned long long)st->read_ops,
 		(unsigned long long)st->recv_ops, (unsigned long long)st->timeouts,
 		(unsigned long long)st->truncated, (unsigned long long)w->files.hits,
-		(unsigned long long)w->files.misses, w->bufs.hits, w->bufs.gets);
+		(unsigned long long)w->files.misses, (unsigned long long)w->files.mem_hits,
+		w->bufs.hits, w->bufs.gets);
 	return NULL;
 }
 

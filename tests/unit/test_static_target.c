@@ -11,9 +11,10 @@
  * "bare" (a directory without one), "secret" (not readable). */
 static int opened, closed;
 
-static int fake_open(void *ctx, const char *rel, struct stat *st)
+static int fake_open(void *ctx, const char *rel, struct stat *st, const void **mem)
 {
 	(void)ctx;
+	*mem = NULL;
 	memset(st, 0, sizeof(*st));
 	if (strcmp(rel, "a.txt") == 0 || strcmp(rel, "dir/index.html") == 0) {
 		st->st_mode = S_IFREG | 0644;
