@@ -1,11 +1,10 @@
 /* Validators and conditional requests for GET/HEAD (RFC 9110 8.8, 13). */
 #include "proto/cond.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "proto/httpdate.h"
+#include "proto/numfmt.h"
 
 /* An entity-tag split into its weakness and its opaque-tag (quotes included). */
 struct etag_view {
@@ -20,8 +19,22 @@ void etag_format(char *out, size_t outsz, uint64_t ino, uint64_t size, int64_t m
 	/* Unsigned arithmetic: a pre-1970 or far-future mtime wraps (still a
 	 * stable tag) instead of being signed overflow. */
 	uint64_t ns = (uint64_t)mtime_sec * 1000000000u + (uint64_t)mtime_nsec;
+	char tag[ETAG_MAX];
+	size_t n = 0;
 
-	snprintf(out, outsz, "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "\"", ino, size, ns);
+	if (outsz == 0)
+		return;
+	tag[n++] = '"';
+	n += numfmt_hex64(tag + n, ino);
+	tag[n++] = '-';
+	n += numfmt_hex64(tag + n, size);
+	tag[n++] = '-';
+	n += numfmt_hex64(tag + n, ns);
+	tag[n++] = '"';
+	if (n >= outsz)
+		n = outsz - 1;
+	memcpy(out, tag, n);
+	out[n] = '\0';
 }
 
 static bool is_ows(char c)

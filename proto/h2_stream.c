@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "proto/resp_head.h"
 #include "proto/status.h"
@@ -356,18 +355,19 @@ static bool is(const struct h2_stream *s, const struct h2_field *f, const char *
 
 /* ---- the response ---- */
 
-static void add_nv(nghttp2_nv *nv, size_t *n, const char *name, const char *value,
-		   size_t value_len)
+/* name is a static string (nghttp2 need not copy it); the value is copied. */
+static void add_nv(nghttp2_nv *nv, size_t *n, const char *name, size_t name_len,
+		   const char *value, size_t value_len)
 {
 	nv[*n].name = (uint8_t *)name;
-	nv[*n].namelen = strlen(name);
+	nv[*n].namelen = name_len;
 	nv[*n].value = (uint8_t *)value;
 	nv[*n].valuelen = value_len;
-	nv[*n].flags = NGHTTP2_NV_FLAG_NONE;
+	nv[*n].flags = NGHTTP2_NV_FLAG_NO_COPY_NAME;
 	(*n)++;
 }
 
-/* Hands the head to HPACK (nghttp2 copies the fields) and, with body, the
+/* Hands the head to HPACK (nghttp2 copies the values) and, with body, the
  * data provider that answers for the rest. */
 static int submit(struct h2_session *hs, struct h2_stream *s, const struct resp_head *h,
 		  bool body)
@@ -378,9 +378,10 @@ static int submit(struct h2_session *hs, struct h2_stream *s, const struct resp_
 
 	if (h->overflow)
 		return NGHTTP2_ERR_INVALID_ARGUMENT; /* cannot happen: sized for our heads */
-	add_nv(nv, &n, ":status", h->status_text, strlen(h->status_text));
+	add_nv(nv, &n, ":status", 7, h->status_text, 3);
 	for (size_t i = 0; i < h->n; i++)
-		add_nv(nv, &n, resp_name_h2(h->f[i].name), h->f[i].value, h->f[i].value_len);
+		add_nv(nv, &n, resp_name_h2(h->f[i].name), resp_name_len(h->f[i].name),
+		       h->f[i].value, h->f[i].value_len);
 	return nghttp2_submit_response(hs->ng, s->id, nv, n, body ? &prd : NULL);
 }
 

@@ -1,7 +1,9 @@
 /* HTTP dates (RFC 9110 5.6.7).
  *
  * Names come from our own tables, not strftime("%a %b"): those follow the
- * locale, and an HTTP date is always English. gmtime_r and timegm keep it
+ * locale, and an HTTP date is always English. Formatting computes the UTC
+ * fields itself (gmtime_r takes glibc's time-zone lock on every call, a
+ * per-response cost for Last-Modified); parsing uses timegm. Both are
  * thread-safe and independent of TZ.
  *
  * Parsing is strict about structure (exact lengths, fixed separators, the
@@ -33,6 +35,35 @@ static char *put2(char *p, int v)
 	return p;
 }
 
+/* The UTC fields of t, as gmtime_r fills them: days to a proleptic
+ * Gregorian date by Howard Hinnant's civil_from_days (eras of 400 years,
+ * years starting in March so the leap day comes last). */
+static void utc_fields(long long t, struct tm *tm)
+{
+	long long ndays = t / 86400, secs = t % 86400;
+
+	if (secs < 0) {
+		secs += 86400;
+		ndays--;
+	}
+	tm->tm_hour = (int)(secs / 3600);
+	tm->tm_min = (int)(secs / 60 % 60);
+	tm->tm_sec = (int)(secs % 60);
+	tm->tm_wday = (int)((ndays % 7 + 7 + 4) % 7); /* 1970-01-01 was a Thursday */
+
+	long long z = ndays + 719468; /* days since 0000-03-01 */
+	long long era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+	unsigned month = mp < 10 ? mp + 3 : mp - 9;
+
+	tm->tm_mday = (int)(doy - (153 * mp + 2) / 5 + 1);
+	tm->tm_mon = (int)month - 1;
+	tm->tm_year = (int)((long long)yoe + era * 400 + (month <= 2) - 1900);
+}
+
 void httpdate_format(time_t t, char *out)
 {
 	struct tm tm;
@@ -42,7 +73,7 @@ void httpdate_format(time_t t, char *out)
 		t = (time_t)TIME_MIN;
 	if ((long long)t > TIME_MAX)
 		t = (time_t)TIME_MAX;
-	gmtime_r(&t, &tm); /* cannot fail within the clamped range */
+	utc_fields((long long)t, &tm);
 
 	int year = tm.tm_year + 1900;
 	memcpy(p, days[tm.tm_wday], 3);

@@ -1,26 +1,30 @@
 #include "proto/resp_head.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
+#include "proto/httpdate.h"
+#include "proto/numfmt.h"
 #include "proto/status.h"
 
+#define NAME(h1, h2) {h1, h2, sizeof(h1) - 1}
 static const struct {
 	const char *h1, *h2;
+	size_t len; /* the same for both spellings */
 } names[] = {
-    [RESP_SERVER] = {"Server", "server"},
-    [RESP_DATE] = {"Date", "date"},
-    [RESP_CONTENT_TYPE] = {"Content-Type", "content-type"},
-    [RESP_CONTENT_LENGTH] = {"Content-Length", "content-length"},
-    [RESP_LAST_MODIFIED] = {"Last-Modified", "last-modified"},
-    [RESP_ETAG] = {"ETag", "etag"},
-    [RESP_CONTENT_RANGE] = {"Content-Range", "content-range"},
-    [RESP_ACCEPT_RANGES] = {"Accept-Ranges", "accept-ranges"},
-    [RESP_ALLOW] = {"Allow", "allow"},
-    [RESP_LOCATION] = {"Location", "location"},
-    [RESP_CONNECTION] = {"Connection", "connection"},
+    [RESP_SERVER] = NAME("Server", "server"),
+    [RESP_DATE] = NAME("Date", "date"),
+    [RESP_CONTENT_TYPE] = NAME("Content-Type", "content-type"),
+    [RESP_CONTENT_LENGTH] = NAME("Content-Length", "content-length"),
+    [RESP_LAST_MODIFIED] = NAME("Last-Modified", "last-modified"),
+    [RESP_ETAG] = NAME("ETag", "etag"),
+    [RESP_CONTENT_RANGE] = NAME("Content-Range", "content-range"),
+    [RESP_ACCEPT_RANGES] = NAME("Accept-Ranges", "accept-ranges"),
+    [RESP_ALLOW] = NAME("Allow", "allow"),
+    [RESP_LOCATION] = NAME("Location", "location"),
+    [RESP_CONNECTION] = NAME("Connection", "connection"),
 };
+#undef NAME
 
 const char *resp_name_h1(enum resp_name name)
 {
@@ -32,20 +36,13 @@ const char *resp_name_h2(enum resp_name name)
 	return names[name].h2;
 }
 
-void resp_head_init(struct resp_head *h, int status, const char *date)
+size_t resp_name_len(enum resp_name name)
 {
-	h->status = status;
-	/* Our statuses have three digits; anything else would be a bug, and
-	 * snprintf cuts it rather than overflow. */
-	snprintf(h->status_text, sizeof(h->status_text), "%d", status);
-	h->content_length[0] = '\0';
-	h->n = 0;
-	h->overflow = false;
-	resp_head_add(h, RESP_SERVER, "ktlsd");
-	resp_head_add(h, RESP_DATE, date);
+	return names[name].len;
 }
 
-void resp_head_add(struct resp_head *h, enum resp_name name, const char *value)
+static void resp_head_add_len(struct resp_head *h, enum resp_name name, const char *value,
+			      size_t len)
 {
 	if (h->n == RESP_HEAD_MAX_FIELDS) {
 		h->overflow = true;
@@ -53,14 +50,39 @@ void resp_head_add(struct resp_head *h, enum resp_name name, const char *value)
 	}
 	h->f[h->n].name = name;
 	h->f[h->n].value = value;
-	h->f[h->n].value_len = strlen(value);
+	h->f[h->n].value_len = len;
 	h->n++;
+}
+
+void resp_head_init(struct resp_head *h, int status, const char *date)
+{
+	/* Our statuses have three digits; anything else would be a bug, and
+	 * is written as 500 rather than overflow. */
+	if (status < 100 || status > 999)
+		status = 500;
+	h->status = status;
+	h->status_text[0] = (char)('0' + status / 100);
+	h->status_text[1] = (char)('0' + status / 10 % 10);
+	h->status_text[2] = (char)('0' + status % 10);
+	h->status_text[3] = '\0';
+	h->content_length[0] = '\0';
+	h->n = 0;
+	h->overflow = false;
+	resp_head_add_len(h, RESP_SERVER, "ktlsd", 5);
+	resp_head_add(h, RESP_DATE, date);
+}
+
+void resp_head_add(struct resp_head *h, enum resp_name name, const char *value)
+{
+	resp_head_add_len(h, name, value, strlen(value));
 }
 
 static void add_length(struct resp_head *h, unsigned long long len)
 {
-	snprintf(h->content_length, sizeof(h->content_length), "%llu", len);
-	resp_head_add(h, RESP_CONTENT_LENGTH, h->content_length);
+	size_t n = numfmt_u64(h->content_length, len);
+
+	h->content_length[n] = '\0';
+	resp_head_add_len(h, RESP_CONTENT_LENGTH, h->content_length, n);
 }
 
 void resp_head_file(struct resp_head *h, const struct static_response *sr, const char *date)
@@ -72,12 +94,12 @@ void resp_head_file(struct resp_head *h, const struct static_response *sr, const
 	if (sr->status != 304)
 		add_length(h, (unsigned long long)sr->content_length);
 	if (sr->status == 200 || sr->status == 206 || sr->status == 304) {
-		resp_head_add(h, RESP_LAST_MODIFIED, sr->last_modified);
+		resp_head_add_len(h, RESP_LAST_MODIFIED, sr->last_modified, HTTPDATE_LEN);
 		resp_head_add(h, RESP_ETAG, sr->etag);
 	}
 	if (sr->content_range[0])
 		resp_head_add(h, RESP_CONTENT_RANGE, sr->content_range);
-	resp_head_add(h, RESP_ACCEPT_RANGES, "bytes");
+	resp_head_add_len(h, RESP_ACCEPT_RANGES, "bytes", 5);
 }
 
 void resp_head_page(struct resp_head *h, int status, const char *date, size_t page_len,
@@ -105,17 +127,19 @@ static bool put(char *out, size_t cap, size_t *len, const char *p, size_t n)
 ssize_t resp_head_h1(const struct resp_head *h, char *out, size_t cap)
 {
 	size_t len = 0;
-	int n;
+
+	const char *reason = status_reason(h->status);
 
 	if (h->overflow || cap == 0)
 		return -ENOSPC;
-	n = snprintf(out, cap, "HTTP/1.1 %d %s\r\n", h->status, status_reason(h->status));
-	if (n < 0 || (size_t)n >= cap)
+	if (!put(out, cap, &len, "HTTP/1.1 ", 9) || !put(out, cap, &len, h->status_text, 3) ||
+	    !put(out, cap, &len, " ", 1) || !put(out, cap, &len, reason, strlen(reason)) ||
+	    !put(out, cap, &len, "\r\n", 2))
 		return -ENOSPC;
-	len = (size_t)n;
 	for (size_t i = 0; i < h->n; i++) {
 		const char *name = names[h->f[i].name].h1;
-		if (!put(out, cap, &len, name, strlen(name)) || !put(out, cap, &len, ": ", 2) ||
+		if (!put(out, cap, &len, name, names[h->f[i].name].len) ||
+		    !put(out, cap, &len, ": ", 2) ||
 		    !put(out, cap, &len, h->f[i].value, h->f[i].value_len) ||
 		    !put(out, cap, &len, "\r\n", 2))
 			return -ENOSPC;

@@ -53,6 +53,7 @@ struct resp_head {
 /* "Content-Length", and "content-length" for HTTP/2. */
 const char *resp_name_h1(enum resp_name name);
 const char *resp_name_h2(enum resp_name name);
+size_t resp_name_len(enum resp_name name); /* of either spelling */
 
 /* Starts a head: the status, then Server and Date (date must outlive h). */
 void resp_head_init(struct resp_head *h, int status, const char *date);

@@ -81,6 +81,47 @@ START_TEST(test_format_past_2038)
 }
 END_TEST
 
+/* The formatter computes UTC fields itself: it must agree with gmtime_r
+ * (as strftime with C-locale names) over the whole years 1..9999 range,
+ * leap days and both sides of 1970 included. */
+static void format_like_gmtime(time_t t, char *out)
+{
+	static const char *const wd[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+	static const char *const mo[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+					 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+	struct tm tm;
+
+	ck_assert_ptr_nonnull(gmtime_r(&t, &tm));
+	snprintf(out, HTTPDATE_LEN + 1, "%s, %02d %s %04d %02d:%02d:%02d GMT", wd[tm.tm_wday],
+		 tm.tm_mday, mo[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+START_TEST(test_format_agrees_with_gmtime)
+{
+	static const long long edges[] = {
+	    -62135596800LL, -62135596799LL, -86401, -86400, -1, 0, 1, 86399, 86400,
+	    951782399 /* 2000-02-28T23:59:59 */, 951782400, 951868800 /* 2000-03-01 */,
+	    4107542399LL /* 2100-02-28T23:59:59 */, 4107542400LL, 253402300799LL};
+	char got[HTTPDATE_LEN + 1], want[HTTPDATE_LEN + 1];
+	unsigned long long x = 88172645463325252ULL; /* xorshift: reproducible */
+
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+		httpdate_format((time_t)edges[i], got);
+		format_like_gmtime((time_t)edges[i], want);
+		ck_assert_str_eq(got, want);
+	}
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		long long t = -62135596800LL + (long long)(x % (253402300799ULL + 62135596800ULL));
+		httpdate_format((time_t)t, got);
+		format_like_gmtime((time_t)t, want);
+		ck_assert_str_eq(got, want);
+	}
+}
+END_TEST
+
 START_TEST(test_parse_forms)
 {
 	check_parse("Sun, 06 Nov 1994 08:49:37 GMT", RFC_EXAMPLE);
@@ -266,6 +307,7 @@ int main(void)
 
 	tcase_add_test(tc, test_format);
 	tcase_add_test(tc, test_format_past_2038);
+	tcase_add_test(tc, test_format_agrees_with_gmtime);
 	tcase_add_test(tc, test_parse_forms);
 	tcase_add_test(tc, test_parse_rfc850);
 	tcase_add_test(tc, test_parse_past_2038);
