@@ -374,10 +374,21 @@ int h2_session_pump(struct h2_session *hs, const struct h2_io *io)
 	return hs->sendfile ? pump_sendfile(hs, io) : pump_batches(hs, io);
 }
 
+void h2_session_release_idle(struct h2_session *hs)
+{
+	while (hs->spare) {
+		struct h2_stream *s = hs->spare;
+		hs->spare = s->next;
+		h2_stream_discard(s);
+	}
+	hs->nspare = 0;
+}
+
 void h2_session_free(struct h2_session *hs)
 {
 	nghttp2_session_del(hs->ng);
 	while (hs->streams)
 		h2_stream_free(hs->streams);
+	h2_session_release_idle(hs);
 	free(hs);
 }

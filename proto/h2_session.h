@@ -32,6 +32,9 @@
 /* Holes one stream may have in one batch: a 256 KiB buffer holds 16 frames
  * of 16 KiB, so one readv per stream and batch fills them all. */
 #define MAX_IOV 64
+/* Freed streams a session keeps (with their field arena) for the next
+ * ones: a stream costs no malloc of its own in steady state. */
+#define H2_SPARE_STREAMS 16
 /* Files a session keeps open at once: streams beyond wait for a slot, so a
  * client cannot turn --h2-max-streams streams into as many fds. */
 #define H2_MAX_OPEN_FILES 16
@@ -207,6 +210,8 @@ struct h2_session {
 	struct h2_env env;
 	struct h2_counters counters;
 	struct h2_stream *streams;
+	struct h2_stream *spare;         /* freed streams kept for the next ones */
+	unsigned nspare;
 	struct h2_stream *reading;
 	struct h2_stream *waiting, *waiting_tail; /* for a file slot, in order */
 	unsigned reads_pending;
@@ -248,6 +253,8 @@ int h2_session_new(struct h2_session **out, const struct h2_env *env);
 /* Frees the session, its streams and their files (no read in flight). The
  * batch is the glue's. */
 void h2_session_free(struct h2_session *hs);
+/* Gives back what a quiet session keeps for the next streams. */
+void h2_session_release_idle(struct h2_session *hs);
 
 /* Feeds nghttp2 received plaintext. Returns the bytes taken or an nghttp2
  * error (a connection error: close). */

@@ -55,11 +55,22 @@ void h2_stream_free(struct h2_stream *s)
 		s->next->prev = s->prev;
 	unqueue(s);
 	stream_close_file(s);
-	free(s->arena);
 	free(s->rel);
 	free(s->page_buf);
 	free(s->location);
 	free(s->lit);
+	if (hs->nspare < H2_SPARE_STREAMS) {
+		s->next = hs->spare;
+		hs->spare = s;
+		hs->nspare++;
+		return;
+	}
+	h2_stream_discard(s);
+}
+
+void h2_stream_discard(struct h2_stream *s)
+{
+	free(s->arena);
 	free(s->iov);
 	free(s);
 }
@@ -292,10 +303,24 @@ static const char *value_of(const struct h2_stream *s, const struct h2_field *f)
 
 struct h2_stream *h2_stream_new(struct h2_session *hs, int32_t id)
 {
-	struct h2_stream *s = calloc(1, sizeof(*s));
+	struct h2_stream *s = hs->spare;
+	char *arena = NULL;
+	uint32_t arena_cap = 0;
+	struct iovec *iov = NULL;
 
-	if (!s)
+	if (s) {
+		hs->spare = s->next;
+		hs->nspare--;
+		arena = s->arena;
+		arena_cap = s->arena_cap;
+		iov = s->iov;
+	} else if (!(s = malloc(sizeof(*s)))) {
 		return NULL;
+	}
+	memset(s, 0, sizeof(*s));
+	s->arena = arena;
+	s->arena_cap = arena_cap;
+	s->iov = iov;
 	s->hs = hs;
 	s->id = id;
 	s->file_fd = -1;

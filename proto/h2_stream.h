@@ -10,7 +10,11 @@
 
 /* A HEADERS frame opened stream id: NULL on no memory. */
 struct h2_stream *h2_stream_new(struct h2_session *hs, int32_t id);
+/* Ends s: its file and allocations go back, the struct (with its field
+ * arena) is kept as a spare for the next stream while there is room. */
 void h2_stream_free(struct h2_stream *s);
+/* Frees a spare for good. */
+void h2_stream_discard(struct h2_stream *s);
 
 /* A request field of s (nghttp2's on_header_callback). 0, or
  * NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE past --h2-max-header-list (nghttp2

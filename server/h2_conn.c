@@ -422,6 +422,8 @@ static void h2_tick(struct conn *c)
 		hs->out = NULL;
 		hs->out_cap = 0;
 	}
+	if (!hs->streams)
+		h2_session_release_idle(hs);
 	sock_release_idle_buffers(c->sock);
 }
 
