@@ -84,7 +84,8 @@ END_TEST
 /* The formatter computes UTC fields itself: it must agree with gmtime_r
  * (as strftime with C-locale names) over the whole years 1..9999 range,
  * leap days and both sides of 1970 included. */
-static void format_like_gmtime(time_t t, char *out)
+#define LIKE_GMTIME_MAX 64 /* room for any int fields */
+static void format_like_gmtime(time_t t, char out[LIKE_GMTIME_MAX])
 {
 	static const char *const wd[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
 	static const char *const mo[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -92,7 +93,7 @@ static void format_like_gmtime(time_t t, char *out)
 	struct tm tm;
 
 	ck_assert_ptr_nonnull(gmtime_r(&t, &tm));
-	snprintf(out, HTTPDATE_LEN + 1, "%s, %02d %s %04d %02d:%02d:%02d GMT", wd[tm.tm_wday],
+	snprintf(out, LIKE_GMTIME_MAX, "%s, %02d %s %04d %02d:%02d:%02d GMT", wd[tm.tm_wday],
 		 tm.tm_mday, mo[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
@@ -102,7 +103,7 @@ START_TEST(test_format_agrees_with_gmtime)
 	    -62135596800LL, -62135596799LL, -86401, -86400, -1, 0, 1, 86399, 86400,
 	    951782399 /* 2000-02-28T23:59:59 */, 951782400, 951868800 /* 2000-03-01 */,
 	    4107542399LL /* 2100-02-28T23:59:59 */, 4107542400LL, 253402300799LL};
-	char got[HTTPDATE_LEN + 1], want[HTTPDATE_LEN + 1];
+	char got[HTTPDATE_LEN + 1], want[LIKE_GMTIME_MAX];
 	unsigned long long x = 88172645463325252ULL; /* xorshift: reproducible */
 
 	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
