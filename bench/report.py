@@ -28,7 +28,8 @@ RESULTS_HEADER = ["group", "cell", "server", "metric", "unit", "median", "min", 
 # Metrics where smaller is better (costs); for all others bigger is better.
 LOWER_IS_BETTER = {"syscalls_per_mib", "sends_per_mib", "user_copy_bytes_per_mib",
                    "ring_ops_per_mib", "pss_total", "pss_per_conn", "records_per_mib", "peak_rss",
-                   "syscalls_per_mib_uml", "cpu_s_per_gb"}
+                   "syscalls_per_mib_uml", "cpu_s_per_gb", "syscalls_per_request",
+                   "other_than_event_loop_per_request", "io_uring_enter_per_request"}
 # The second ktlsd build of bench/run --ktlsd-baseline: not a peer (never
 # "best peer"), compared with ktlsd in columns of its own.
 BASE = "ktlsd-base"
@@ -53,6 +54,8 @@ def fmt(v, unit=""):
         return "{:,.0f}".format(v)
     if abs(v) >= 10:
         return "%.1f" % v
+    if 0 < abs(v) < 0.1:
+        return "%.3f" % v
     return "%.2f" % v
 
 
@@ -399,7 +402,7 @@ def main():
         ("Large files and plain HTTP", ("large", "plain")),
         ("Memory with idle TLS connections", ("memory",)),
         ("Many plain-HTTP downloads at once, ktlsd as --user nobody (issue 10)", ("many",)),
-        ("Cost per MiB served (one download under strace)", ("cost",)),
+        ("Cost per MiB served (one download under strace), and per small request", ("cost",)),
         ("kTLS matrix (user-mode Linux; counts carry over, speed does not)", ("ktls",)),
         ("Limits of this machine", ("limits",)),
     ]

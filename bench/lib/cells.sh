@@ -282,6 +282,38 @@ cell_cost() {
 	wait $COST_STRACE 2>/dev/null
 }
 
+# cell_cost_small CELL N: N requests for the 1 KiB file over HTTPS keep-alive
+# from 100 HTTP/1.1 connections at once (h2load --h1), under strace: syscalls
+# per request in the steady state (a warm-up first, so open-file caches
+# are filled). Reported at once; the server is stopped by the caller.
+cell_cost_small() {
+	local cell=$1 n=$2 tids=() t task trace out done_ ver=size conf
+	conf=$(client_conf 1.3 aes128gcm)
+	OPENSSL_CONF=$conf on_client h2load --h1 -t1 -c10 -n1000 \
+		"https://127.0.0.1:$SRV_PORT/1k.bin" >/dev/null 2>&1
+	trace="$WORK/cost-small.$RANDOM.strace"
+	for t in $(tree_pids "$SRV_PID"); do
+		for task in /proc/"$t"/task/*; do tids+=(-p "${task##*/}"); done
+	done
+	strace -f -qq -o "$trace" "${tids[@]}" 2>/dev/null &
+	local st=$!
+	sleep 0.5
+	note_cmd "strace -f -p SERVER_TIDS -o trace; h2load --h1 -t1 -c100 -n$n https://127.0.0.1:PORT/1k.bin   # $cell"
+	M_CPU='' M_WALL='' M_OTHER='' M_CLIENT=''
+	out=$(OPENSSL_CONF=$conf on_client timeout -k 5 120 h2load --h1 -t1 -c100 -n"$n" \
+		"https://127.0.0.1:$SRV_PORT/1k.bin" 2>&1)
+	sleep 0.3
+	kill -INT $st 2>/dev/null
+	wait $st 2>/dev/null
+	done_=$(sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' <<<"$out")
+	[ "${done_:-0}" = "$n" ] || ver=FAIL
+	"$PY" "$HERE/tools/strace_cost.py" "$trace" "req:$n" "$(srv_kind "$SERVER")" |
+		while IFS='|' read -r metric unit value note; do
+			row cost "$cell" "$metric" "$unit" "$value" "" "" "$ver" "$note"
+		done
+	rm -f "$trace"
+}
+
 cost_finish() {
 	local size mib stats
 	size=$(stat -c %s "$ROOT/$COST_FILE")

@@ -10,13 +10,16 @@ stats:" line printed on exit): ring operations per MiB and mean bytes per
 ring send.
 
 Usage: strace_cost.py TRACE MIB KIND [KTLSD_STATS_LINE]
+       strace_cost.py TRACE req:N KIND   (N small requests: calls per request)
 KIND is the server kind (ktlsd, nginx, h2o, ...).
 Prints lines "metric|unit|value|note"."""
 import re
 import statistics
 import sys
 
-trace, mib, kind = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+trace, kind = sys.argv[1], sys.argv[3]
+requests = int(sys.argv[2][4:]) if sys.argv[2].startswith("req:") else 0
+mib = 0.0 if requests else float(sys.argv[2])
 stats = sys.argv[4] if len(sys.argv) > 4 else ""
 SENDS = {"write", "writev", "send", "sendto", "sendmsg", "sendfile", "sendfile64", "splice",
          "pwritev", "pwrite64"}
@@ -56,6 +59,17 @@ with open(trace, errors="replace") as f:
         if name in COPY_IN or name in COPY_OUT:
             copied += ret
 top = ", ".join("%s %d" % kv for kv in sorted(by_name.items(), key=lambda kv: -kv[1])[:6])
+if requests:
+    # The steady state of small keep-alive requests: io_uring_enter (or
+    # epoll_wait) is the event loop; every other call is per-request work.
+    print("syscalls_per_request|calls/request|%.3f|%d calls for %d requests: %s"
+          % (total / requests, total, requests, top))
+    print("other_than_event_loop_per_request|calls/request|%.3f|all but io_uring_enter and "
+          "epoll_wait/epoll_pwait" % ((total - uring - waits) / requests))
+    if kind == "ktlsd":
+        print("io_uring_enter_per_request|calls/request|%.3f|one submit per loop turn for all "
+              "connections" % (uring / requests))
+    sys.exit(0)
 print("syscalls_per_mib|calls/MiB|%.1f|%d calls in all: %s" % (total / mib, total, top))
 if kind != "ktlsd":
     print("sends_per_mib|calls/MiB|%.1f|write/writev/send*/sendfile/splice" % (len(send_sizes) / mib))
