@@ -255,6 +255,7 @@ int h2_session_new(struct h2_session **out, const struct h2_env *env)
 	nghttp2_option_set_max_outbound_ack(opt, 1000);
 	nghttp2_option_set_max_settings(opt, 32);
 	nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
+	nghttp2_option_set_no_closed_streams(opt, 1);
 	if (nghttp2_session_server_new2(&hs->ng, cb, hs, opt) != 0)
 		goto out;
 
