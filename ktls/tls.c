@@ -296,6 +296,11 @@ enum tls_status tls_read(SSL *ssl, char *out, size_t len, size_t *n)
 	return TLS_DONE;
 }
 
+bool tls_read_pending(const SSL *ssl)
+{
+	return SSL_has_pending(ssl);
+}
+
 enum tls_status tls_write(SSL *ssl, const char *data, size_t len)
 {
 	size_t done = 0, n;

@@ -366,6 +366,11 @@ enum sock_input sock_decrypt(struct sock *s)
 		return s->wire.rx_end > s->wire.rx_start ? SOCK_IN_NEW : SOCK_IN_AGAIN;
 	if (!openssl_may_run(s))
 		return SOCK_IN_AGAIN; /* after the send: drive() comes then */
+	/* Nothing to decrypt: no plaintext buffer either, or an idle
+	 * keep-alive connection would take back at once the one
+	 * sock_release_idle_buffers just gave to the pool. */
+	if (s->wire.rx_start == s->wire.rx_end && !s->wire.eof && !tls_read_pending(s->ssl))
+		return SOCK_IN_AGAIN;
 	if (!s->plain) {
 		/* A request head and a little more; HTTP/2 frames stream through. */
 		s->plain = bufpool_get(&s->w->bufs, 32 * 1024, &s->plain_cap);
