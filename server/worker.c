@@ -359,6 +359,13 @@ static void *worker_main(void *arg)
 		/* Splice runs on io-wq threads; a handful per worker is plenty. */
 		unsigned iowq[2] = {0, 4};
 		io_uring_register_iowq_max_workers(&w->ring, iowq);
+		int rc = w->feat.buf_ring ? rxring_init(&w->rx_ring, &w->ring) : 0;
+		if (rc < 0) {
+			log_msg(LOG_WARN, "worker %u: no receive buffer ring (%s): idle "
+					  "connections wait with a poll instead",
+				w->id, strerror(-rc));
+			w->feat.buf_ring = false;
+		}
 	}
 	sem_post(&w->ready);
 	if (w->start_error < 0)
@@ -391,14 +398,15 @@ static void *worker_main(void *arg)
 	log_msg(LOG_INFO,
 		"worker %u stats: accepted=%llu requests=%llu bytes_out=%llu ktls_tx=%llu "
 		"ktls_off=%llu body_copy=%llu body_splice=%llu send_ops=%llu splice_ops=%llu "
-		"read_ops=%llu recv_ops=%llu timeouts=%llu truncated=%llu file_cache_hits=%llu "
+		"read_ops=%llu recv_ops=%llu recv_ring=%llu recv_nobufs=%llu timeouts=%llu truncated=%llu file_cache_hits=%llu "
 		"file_cache_misses=%llu buffer_pool_hits=%lu/%lu",
 		w->id, (unsigned long long)st->accepted, (unsigned long long)st->requests,
 		(unsigned long long)st->bytes_out, (unsigned long long)st->ktls_tx,
 		(unsigned long long)st->ktls_off, (unsigned long long)st->body_copy,
 		(unsigned long long)st->body_splice, (unsigned long long)st->send_ops,
 		(unsigned long long)st->splice_ops, (unsigned long long)st->read_ops,
-		(unsigned long long)st->recv_ops, (unsigned long long)st->timeouts,
+		(unsigned long long)st->recv_ops, (unsigned long long)st->recv_ring,
+		(unsigned long long)st->recv_nobufs, (unsigned long long)st->timeouts,
 		(unsigned long long)st->truncated, (unsigned long long)w->files.hits,
 		(unsigned long long)w->files.misses, w->bufs.hits, w->bufs.gets);
 	return NULL;
@@ -462,6 +470,7 @@ void worker_join(struct worker *w)
 {
 	pthread_join(w->thread, NULL);
 	io_uring_queue_exit(&w->ring);
+	rxring_free(&w->rx_ring);
 	worker_unprepare(w);
 }
 
