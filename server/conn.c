@@ -52,6 +52,8 @@ static void link_conn(struct worker *w, struct conn *c)
 		w->conns->prev = c;
 	w->conns = c;
 	w->nconns++;
+	if (w->nconns > w->nconns_high)
+		w->nconns_high = w->nconns;
 }
 
 static void unlink_conn(struct worker *w, struct conn *c)

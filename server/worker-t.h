@@ -84,6 +84,7 @@ struct worker {
 	struct filecache files;      /* open files by path, revalidated each second */
 	struct conn *conns;          /* list head */
 	unsigned nconns;
+	unsigned nconns_high;        /* most connections at once since the heap was last trimmed */
 	bool stopping;
 	uint64_t stop_deadline_ms;
 	bool accept_paused_logged;

@@ -1,6 +1,7 @@
 #include "server/worker.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sched.h>
@@ -278,6 +279,24 @@ static void on_wake(struct ring_op *op, int res, uint32_t flags)
 		arm_wake(w);
 }
 
+/* Connections that must have closed since the high mark before the heap
+ * is trimmed: each left ~14 KiB of OpenSSL state behind in the heap. */
+#define TRIM_AFTER_CLOSED 1024
+
+/* glibc gives back only the top of a heap by itself, and the OpenSSL
+ * objects of closed connections leave free pages all through it: after a
+ * burst, hand those back. Measured: 10,000 idle TLS connections closed
+ * left the process at 150 MiB PSS, against 3 MiB before they came; with
+ * the trim, 3.9 MiB, for 13 ms of the worker's time. At most once per
+ * burst: malloc_trim walks every arena. */
+static void trim_heap_after_burst(struct worker *w)
+{
+	if (w->nconns_high - w->nconns < TRIM_AFTER_CLOSED || w->nconns > w->nconns_high / 2)
+		return;
+	malloc_trim(0);
+	w->nconns_high = w->nconns;
+}
+
 static void on_tick(struct ring_op *op, int res, uint32_t flags)
 {
 	struct worker *w = container_of(op, struct worker, tick_op);
@@ -293,6 +312,7 @@ static void on_tick(struct ring_op *op, int res, uint32_t flags)
 	}
 	access_log_flush(&w->alog);
 	bufpool_trim(&w->bufs);
+	trim_heap_after_burst(w);
 	arm_tick(w);
 }
 
