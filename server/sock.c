@@ -325,7 +325,12 @@ void sock_close_notify(struct sock *s)
  * read in place. What the protocol leaves of it (a partial record or
  * request head, pipelined requests, input that waits for a send) moves to
  * a pooled buffer, and the next recv's bytes are appended there: a copy
- * only when input is left over, never of a whole busy stream. */
+ * only when input is left over, never of a whole busy stream.
+ *
+ * One recv at a time, not multishot: a multishot recv goes on delivering
+ * while the protocol is busy answering, and its bytes would have to be
+ * buffered without bound (or raced with a cancel); one recv, posted when
+ * the protocol asks and never while rx is full, keeps the backpressure. */
 
 /* Gives back wire.rx when nothing in it waits to be consumed. Not while a
  * recv writes into it (only briefly, after a poll or an empty ring). */
