@@ -28,6 +28,7 @@ RESULTS_HEADER = ["group", "cell", "server", "metric", "unit", "median", "min", 
 # Metrics where smaller is better (costs); for all others bigger is better.
 LOWER_IS_BETTER = {"syscalls_per_mib", "sends_per_mib", "user_copy_bytes_per_mib",
                    "ring_ops_per_mib", "pss_total", "pss_per_conn", "records_per_mib", "peak_rss",
+                   "rss_total",
                    "syscalls_per_mib_uml", "cpu_s_per_gb", "syscalls_per_request",
                    "other_than_event_loop_per_request", "io_uring_enter_per_request"}
 # The second ktlsd build of bench/run --ktlsd-baseline: not a peer (never
@@ -163,7 +164,8 @@ def ratio(a, b):
 # The ratio table has one line per cell and headline metric; the other
 # metrics (median record size, mean ring send, curiosities) are in the full
 # tables below it.
-HEADLINE = {"rate", "throughput", "peak_rss", "pss_per_conn", "pss_total", "syscalls_per_mib",
+HEADLINE = {"rate", "throughput", "peak_rss", "rss_total", "pss_per_conn", "pss_total",
+            "syscalls_per_mib",
             "user_copy_bytes_per_mib", "records_per_mib"}
 # Groups whose every metric is a headline (the many-downloads cell: its ring
 # operations per MiB are the point of it).

@@ -234,7 +234,10 @@ int tls_server_new(struct tls_server **out, const struct tls_settings *s, char *
 #endif
 	SSL_CTX_set_options(srv->ctx, opts);
 	/* RELEASE_BUFFERS: an idle keep-alive connection holds no OpenSSL
-	 * record buffers. read_ahead: OpenSSL takes all we received in one
+	 * record buffers (heaptrack, 1,000 idle connections through our BIO:
+	 * no read or write buffer stays allocated; what does is the SSL object,
+	 * its cipher contexts, the session and the key shares, ~13 KiB, which
+	 * nginx keeps too). read_ahead: OpenSSL takes all we received in one
 	 * BIO read instead of a header, then a record. */
 	SSL_CTX_set_mode(srv->ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
 					   SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -322,6 +325,11 @@ enum tls_status tls_read(SSL *ssl, char *out, size_t len, size_t *n)
 	if (!SSL_read_ex(ssl, out, len, n))
 		return map_error(ssl, 0);
 	return TLS_DONE;
+}
+
+bool tls_read_pending(const SSL *ssl)
+{
+	return SSL_has_pending(ssl);
 }
 
 enum tls_status tls_write(SSL *ssl, const char *data, size_t len)

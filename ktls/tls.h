@@ -67,6 +67,10 @@ enum tls_status tls_handshake(SSL *ssl);
 /* Decrypts up to len bytes into out; *n is set when TLS_DONE. */
 enum tls_status tls_read(SSL *ssl, char *out, size_t len, size_t *n);
 
+/* OpenSSL holds received bytes it has not decrypted, or decrypted bytes
+ * not yet read (its read-ahead buffer): tls_read has work without new input. */
+bool tls_read_pending(const SSL *ssl);
+
 /* Encrypts all len bytes into the wire's output (never partial). */
 enum tls_status tls_write(SSL *ssl, const char *data, size_t len);
 

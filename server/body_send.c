@@ -28,7 +28,7 @@ static void read_done(struct ring_op *op, int res, uint32_t flags);
 
 void body_send_start(struct conn *c, int fd, const void *mem)
 {
-	struct response *r = &c->h1.resp;
+	struct response *r = c->h1.resp;
 	const struct server *srv = c->w->srv;
 
 	r->file_fd = fd;
@@ -49,22 +49,22 @@ void body_send_start(struct conn *c, int fd, const void *mem)
 static void post_read(struct conn *c, char *dst, size_t len, uint64_t off)
 {
 	struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
-	io_uring_prep_read(sqe, c->h1.resp.file_fd, dst, (unsigned)len, off);
-	ring_op_attach(sqe, &c->h1.resp.read_op);
-	c->h1.resp.read_posted = true;
-	c->h1.resp.read_dst = off == 0 ? dst : NULL;
+	io_uring_prep_read(sqe, c->h1.resp->file_fd, dst, (unsigned)len, off);
+	ring_op_attach(sqe, &c->h1.resp->read_op);
+	c->h1.resp->read_posted = true;
+	c->h1.resp->read_dst = off == 0 ? dst : NULL;
 	sock_hold(c->sock);
 	c->w->stats.read_ops++;
 }
 
 static bool finished(const struct conn *c)
 {
-	return c->h1.resp.body.done && !c->h1.resp.read_posted && sock_drained(c->sock);
+	return c->h1.resp->body.done && !c->h1.resp->read_posted && sock_drained(c->sock);
 }
 
 static bool pump_copy(struct conn *c)
 {
-	struct response *r = &c->h1.resp;
+	struct response *r = c->h1.resp;
 	struct sock *s = c->sock;
 
 	for (;;) {
@@ -119,7 +119,7 @@ static bool pump_copy(struct conn *c)
  * file bytes go by splice. */
 static bool pump_splice(struct conn *c)
 {
-	struct response *r = &c->h1.resp;
+	struct response *r = c->h1.resp;
 	struct sock *s = c->sock;
 
 	if (sock_busy(s))
@@ -159,7 +159,7 @@ static bool pump_splice(struct conn *c)
 
 bool body_send_pump(struct conn *c)
 {
-	if (c->h1.resp.path == BODY_PATH_SPLICE)
+	if (c->h1.resp->path == BODY_PATH_SPLICE)
 		return pump_splice(c);
 	return pump_copy(c);
 }
@@ -169,7 +169,7 @@ bool body_send_pump(struct conn *c)
  * foreign bytes. */
 static void truncated(struct conn *c)
 {
-	struct response *r = &c->h1.resp;
+	struct response *r = c->h1.resp;
 	if (!r->truncated)
 		log_msg(LOG_WARN, "\"%s\": file shrank during the response; closing",
 			r->request_line);
@@ -182,27 +182,27 @@ static void truncated(struct conn *c)
 
 static void read_done(struct ring_op *op, int res, uint32_t flags)
 {
-	struct conn *c = container_of(op, struct conn, h1.resp.read_op);
+	struct conn *c = container_of(op, struct response, read_op)->conn;
 	struct sock *s = c->sock;
 
 	(void)flags;
-	c->h1.resp.read_posted = false;
+	c->h1.resp->read_posted = false;
 	if (sock_closed(s)) {
 		sock_release(s);
 		return;
 	}
 	if (res < 0) {
-		log_msg(LOG_ERROR, "\"%s\": file read failed: %s", c->h1.resp.request_line,
+		log_msg(LOG_ERROR, "\"%s\": file read failed: %s", c->h1.resp->request_line,
 			strerror(-res));
 		fail(c, "file read failed");
 	} else {
 		if (res == 0)
 			truncated(c);
-		else if (c->h1.resp.read_dst)
-			filecache_learn(&c->w->files, c->h1.resp.file_fd, c->h1.resp.read_dst,
+		else if (c->h1.resp->read_dst)
+			filecache_learn(&c->w->files, c->h1.resp->file_fd, c->h1.resp->read_dst,
 					(size_t)res);
 		sock_out_commit(s, (size_t)res);
-		body_advance(&c->h1.resp.body, (uint64_t)res);
+		body_advance(&c->h1.resp->body, (uint64_t)res);
 		conn_drive(c); /* the exchange pumps, and finishes when all is out */
 	}
 	sock_release(s);
@@ -213,5 +213,5 @@ void body_send_spliced(struct conn *c, int res)
 	if (res == 0)
 		truncated(c);
 	else if (res > 0)
-		body_advance(&c->h1.resp.body, (uint64_t)res);
+		body_advance(&c->h1.resp->body, (uint64_t)res);
 }

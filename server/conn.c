@@ -52,6 +52,8 @@ static void link_conn(struct worker *w, struct conn *c)
 		w->conns->prev = c;
 	w->conns = c;
 	w->nconns++;
+	if (w->nconns > w->nconns_high)
+		w->nconns_high = w->nconns;
 }
 
 static void unlink_conn(struct worker *w, struct conn *c)
@@ -65,13 +67,13 @@ static void unlink_conn(struct worker *w, struct conn *c)
 	w->nconns--;
 }
 
+/* Only the text is kept: the log lines are all that need the address. */
 static void peer_text(struct conn *c, const struct sockaddr *peer, socklen_t peerlen)
 {
-	memcpy(&c->peer, peer, peerlen < sizeof(c->peer) ? peerlen : sizeof(c->peer));
-	if (peer->sa_family == AF_INET6) {
+	if (peer->sa_family == AF_INET6 && peerlen >= sizeof(struct sockaddr_in6)) {
 		const struct sockaddr_in6 *a = (const void *)peer;
 		inet_ntop(AF_INET6, &a->sin6_addr, c->peer_text, sizeof(c->peer_text));
-	} else if (peer->sa_family == AF_INET) {
+	} else if (peer->sa_family == AF_INET && peerlen >= sizeof(struct sockaddr_in)) {
 		const struct sockaddr_in *a = (const void *)peer;
 		inet_ntop(AF_INET, &a->sin_addr, c->peer_text, sizeof(c->peer_text));
 	}
@@ -95,7 +97,6 @@ int conn_new(struct worker *w, int fd, bool tls, const struct sockaddr *peer, so
 		return -ENOMEM;
 	}
 	c->w = w;
-	c->h1.resp.file_fd = -1;
 	c->sock = sock_new(w, fd, tls, &conn_handler, c);
 	if (!c->sock) {
 		free(c);

@@ -63,8 +63,7 @@ struct conn {
 	bool notify_pending;         /* close_notify to queue once sends are done */
 	bool shut_wr;
 	uint64_t deadline_ms;
-	struct sockaddr_storage peer;
-	char peer_text[64];
+	char peer_text[64];          /* the client's address, for the logs */
 };
 
 /* Takes ownership of fd (accepted, nonblocking). -ENOMEM if out of memory (fd

@@ -14,8 +14,11 @@
 
 enum body_path { BODY_PATH_NONE, BODY_PATH_COPY, BODY_PATH_SPLICE };
 
+struct conn;
+
 /* The HTTP/1.1 response being sent. */
 struct response {
+	struct conn *conn;           /* whose (the file read's completion finds it so) */
 	int file_fd;                 /* -1 when the body is not from a file */
 	const unsigned char *mem;    /* the file's bytes, when the file cache keeps them */
 	struct static_file file;
@@ -34,11 +37,15 @@ struct response {
 
 enum h1_phase { H1_READ_HEAD, H1_RESPOND };
 
+/* The parser (17 KB, most of it the header arena) and the response (1 KB)
+ * exist only while a request head is read or answered: they share one
+ * block of the worker's buffer pool, which an idle keep-alive connection
+ * gives back. Both pointers are NULL then. */
 struct h1_exchange {
 	enum h1_phase phase;
-	struct h1_parser *parser;    /* 17 KB, only while a head is read or answered */
-	size_t parser_cap;           /* of its buffer-pool block */
-	struct response resp;
+	struct h1_parser *parser;
+	struct response *resp;
+	size_t block_cap;            /* of their buffer-pool block */
 	bool head_started;           /* bytes of the next request head have arrived */
 	unsigned requests;
 };

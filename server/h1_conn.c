@@ -34,13 +34,13 @@ static const char *path_name(const struct conn *c)
 		{"ktls=off body=none", "ktls=off body=copy", "ktls=off body=splice"},
 		{"ktls=tx body=none", "ktls=tx body=copy", "ktls=tx body=splice"},
 	};
-	return names[sock_ktls_tx(c->sock)][c->h1.resp.path];
+	return names[sock_ktls_tx(c->sock)][c->h1.resp->path];
 }
 
 /* Bytes of the response the socket accepted so far, head included. */
 static uint64_t resp_bytes(const struct conn *c)
 {
-	return sock_bytes_sent(c->sock) - c->h1.resp.bytes_base;
+	return sock_bytes_sent(c->sock) - c->h1.resp->bytes_base;
 }
 
 /* The Connection field HTTP/1.1 needs, or NULL. */
@@ -71,7 +71,7 @@ static ssize_t head_write(struct conn *c, struct resp_head *h, char *out, size_t
 static void log_request_line(struct conn *c, const char *method)
 {
 	const struct h1_request *req = &c->h1.parser->req;
-	char *out = c->h1.resp.request_line;
+	char *out = c->h1.resp->request_line;
 	char version[16];
 	int vn = snprintf(version, sizeof(version), " HTTP/%u.%u", req->version_major,
 			  req->version_minor);
@@ -79,7 +79,7 @@ static void log_request_line(struct conn *c, const char *method)
 	if (vn < 0 || (size_t)vn >= sizeof(version))
 		vn = 0; /* cannot happen: two small numbers */
 	version[vn] = '\0';
-	size_t room = sizeof(c->h1.resp.request_line) - (size_t)vn;
+	size_t room = sizeof(c->h1.resp->request_line) - (size_t)vn;
 	size_t n = access_log_escape(out, room - 1, method, strlen(method));
 	out[n++] = ' ';
 	if (req->target.ptr)
@@ -101,7 +101,7 @@ static void respond_page(struct conn *c, int status, const char *location)
 	char *out = h1_out_reserve(c, cap + plen);
 	struct resp_head h;
 
-	c->h1.resp.status = status;
+	c->h1.resp->status = status;
 	if (!out) {
 		conn_abort(c, "no room for a response head");
 		return;
@@ -121,7 +121,7 @@ static void respond_page(struct conn *c, int status, const char *location)
 
 static void respond_file(struct conn *c, const struct static_target *res)
 {
-	struct response *r = &c->h1.resp;
+	struct response *r = c->h1.resp;
 	struct static_response *sr = &r->sr;
 	struct static_request sreq;
 	int fd = res->fd;
@@ -209,21 +209,25 @@ static void on_response_done(struct conn *c, bool aborted)
 		return;
 	access_log_time(when);
 	access_log_line(al, "%s [%s] \"%s\" %d %llu %.3f HTTP/1.1 %s %s %s%s", c->peer_text, when,
-			c->h1.resp.request_line, c->h1.resp.status,
+			c->h1.resp->request_line, c->h1.resp->status,
 			(unsigned long long)resp_bytes(c),
-			(double)(c->w->now_ms - c->h1.resp.start_ms) / 1000.0,
+			(double)(c->w->now_ms - c->h1.resp->start_ms) / 1000.0,
 			sock_tls_version(c->sock), sock_tls_cipher(c->sock), path_name(c),
-			aborted ? " aborted" : (c->h1.resp.truncated ? " truncated" : ""));
+			aborted ? " aborted" : (c->h1.resp->truncated ? " truncated" : ""));
 }
 
 /* ---- the exchange: read a head, answer it, again ---- */
 
 static void read_head(struct conn *c);
 
-/* The parser (17 KB, most of it the header arena) exists only while a
- * request head is read or answered: an idle keep-alive connection gives it
- * back to the worker's buffer pool, and the next request's first byte
- * takes one again (no syscall either way). */
+/* What a request needs while it is read and answered (see h1_exchange):
+ * one block from the pool, taken by the first byte of a request head (no
+ * syscall either way). */
+struct h1_block {
+	struct h1_parser parser;
+	struct response resp;
+};
+
 static bool parser_take(struct conn *c)
 {
 	const struct config *cfg = c->w->srv->cfg;
@@ -233,22 +237,35 @@ static bool parser_take(struct conn *c)
 		.max_headers = cfg->max_headers,
 		.max_uri = cfg->max_uri,
 	};
+	struct h1_block *b;
 
 	if (x->parser)
 		return true;
-	x->parser = bufpool_get(&c->w->bufs, sizeof(*x->parser), &x->parser_cap);
-	if (!x->parser) {
+	b = bufpool_get(&c->w->bufs, sizeof(*b), &x->block_cap);
+	if (!b) {
 		conn_abort(c, "out of memory");
 		return false;
 	}
-	h1_parser_init(x->parser, &lim);
+	h1_parser_init(&b->parser, &lim);
+	memset(&b->resp, 0, sizeof(b->resp));
+	b->resp.conn = c;
+	b->resp.file_fd = -1;
+	x->parser = &b->parser;
+	x->resp = &b->resp;
 	return true;
 }
 
+/* Only with no file open and no file read in flight (the response is
+ * finished, or the connection released). */
 static void parser_give_back(struct conn *c)
 {
-	bufpool_put(&c->w->bufs, c->h1.parser, c->h1.parser_cap);
-	c->h1.parser = NULL;
+	struct h1_exchange *x = &c->h1;
+
+	if (!x->parser)
+		return;
+	bufpool_put(&c->w->bufs, container_of(x->parser, struct h1_block, parser), x->block_cap);
+	x->parser = NULL;
+	x->resp = NULL;
 }
 
 /* The last byte of the response is out: keep-alive or close. */
@@ -258,11 +275,11 @@ static void response_finish(struct conn *c)
 	struct h1_exchange *x = &c->h1;
 
 	on_response_done(c, false);
-	if (x->resp.file_fd >= 0) {
-		filecache_release(&c->w->files, x->resp.file_fd);
-		x->resp.file_fd = -1;
+	if (x->resp->file_fd >= 0) {
+		filecache_release(&c->w->files, x->resp->file_fd);
+		x->resp->file_fd = -1;
 	}
-	x->resp.path = BODY_PATH_NONE;
+	x->resp->path = BODY_PATH_NONE;
 	if (c->close_after || c->w->stopping ||
 	    (cfg->keepalive_requests && x->requests >= cfg->keepalive_requests) ||
 	    sock_rekey_needed(c->sock)) {
@@ -297,11 +314,11 @@ static void start_response(struct conn *c)
 
 	x->requests++;
 	x->phase = H1_RESPOND;
-	memset(&x->resp.body, 0, sizeof(x->resp.body));
-	x->resp.body.done = true;
-	x->resp.start_ms = c->w->now_ms;
-	x->resp.bytes_base = sock_bytes_sent(c->sock);
-	x->resp.truncated = false;
+	memset(&x->resp->body, 0, sizeof(x->resp->body));
+	x->resp->body.done = true;
+	x->resp->start_ms = c->w->now_ms;
+	x->resp->bytes_base = sock_bytes_sent(c->sock);
+	x->resp->truncated = false;
 	conn_set_deadline(c, c->w->srv->cfg->send_timeout_ms);
 }
 
@@ -400,7 +417,7 @@ static void h1_tick(struct conn *c)
 {
 	if (c->h1.phase == H1_RESPOND) {
 		/* The send timeout runs from the last byte the socket took. */
-		uint64_t sent = sock_sent_ms(c->sock), from = c->h1.resp.start_ms;
+		uint64_t sent = sock_sent_ms(c->sock), from = c->h1.resp->start_ms;
 		c->deadline_ms = (sent > from ? sent : from) + c->w->srv->cfg->send_timeout_ms;
 	}
 }
@@ -417,9 +434,8 @@ static void h1_timeout(struct conn *c)
 
 static void h1_release(struct conn *c)
 {
-	if (c->h1.resp.file_fd >= 0)
-		filecache_release(&c->w->files, c->h1.resp.file_fd);
-	c->h1.resp.file_fd = -1;
+	if (c->h1.resp && c->h1.resp->file_fd >= 0)
+		filecache_release(&c->w->files, c->h1.resp->file_fd);
 	parser_give_back(c);
 }
 

@@ -3,6 +3,33 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* A buffer group id no one uses: the probe's ring lives only in the probe. */
+#define PROBE_BGID 0xfffe
+
+/* The opcode probe cannot see provided-buffer rings: register a one-entry
+ * ring and take it away again (kernels before 5.19 say EINVAL). */
+static bool probe_buf_ring(struct io_uring *ring)
+{
+	size_t len = (size_t)sysconf(_SC_PAGESIZE);
+	void *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct io_uring_buf_reg reg;
+	bool ok;
+
+	if (mem == MAP_FAILED)
+		return false;
+	memset(&reg, 0, sizeof(reg));
+	reg.ring_addr = (unsigned long)mem;
+	reg.ring_entries = 1;
+	reg.bgid = PROBE_BGID;
+	ok = io_uring_register_buf_ring(ring, &reg, 0) == 0;
+	if (ok)
+		io_uring_unregister_buf_ring(ring, PROBE_BGID);
+	munmap(mem, len);
+	return ok;
+}
 
 int ring_init(struct io_uring *ring, unsigned entries, struct ring_features *feat)
 {
@@ -47,6 +74,7 @@ int ring_init(struct io_uring *ring, unsigned entries, struct ring_features *fea
 	 * first completion does (EINVAL on kernels before 5.19). */
 	feat->multishot_accept = feat->op_accept;
 	io_uring_free_probe(probe);
+	feat->buf_ring = feat->op_recv && probe_buf_ring(ring);
 
 	if (!(feat->op_read && feat->op_send && feat->op_recv && feat->op_accept &&
 	      feat->op_timeout && feat->op_cancel)) {
@@ -86,9 +114,9 @@ void ring_features_describe(const struct ring_features *f, char *out, size_t out
 {
 	snprintf(out, outsz,
 		 "io_uring: read=%s send=%s recv=%s accept=%s multishot-accept=%s splice=%s "
-		 "send-zc=%s single-issuer+defer-taskrun=%s",
+		 "send-zc=%s provided-buffer-ring=%s single-issuer+defer-taskrun=%s",
 		 f->op_read ? "yes" : "no", f->op_send ? "yes" : "no", f->op_recv ? "yes" : "no",
 		 f->op_accept ? "yes" : "no", f->multishot_accept ? "yes" : "no",
-		 f->splice ? "yes" : "no", f->send_zc ? "yes" : "no",
+		 f->splice ? "yes" : "no", f->send_zc ? "yes" : "no", f->buf_ring ? "yes" : "no",
 		 f->single_issuer ? "yes" : "no");
 }

@@ -14,11 +14,11 @@
 #include "server/log.h"
 #include "server/pipepool.h"
 #include "server/ring.h"
+#include "server/rxring.h"
 #include "server/worker-t.h"
 
-/* Up to four maximum-size TLS records per recv: fewer costs syscalls, more
- * was measured slower (curl, +13% at 64 KiB on 100 Gbit/s). */
-#define RX_CAP (64 * 1024)
+/* Every receive buffer, from the ring or the pool (see rxring.h). */
+#define RX_CAP RXRING_BUF_SIZE
 /* The user-space TLS stage: one file read and one send move this much, and
  * the read of the next chunk overlaps the send of this one. */
 #define STAGE_CAP (128 * 1024)
@@ -30,7 +30,10 @@ struct sock {
 	int fd;
 	SSL *ssl;
 	struct tls_server *tls_srv;   /* the context ssl was made from (a reference) */
-	struct tls_wire wire;         /* rx: received bytes; tx: bytes to send */
+	struct tls_wire wire;         /* rx: received bytes (RX_CAP, only while some wait
+				       * to be consumed); tx: bytes to send */
+	int rx_bid;                   /* rx is this ring buffer (in a completion only), or -1 */
+	bool rx_pinned;               /* a recv writes into rx */
 	size_t tx_sent;               /* of wire.tx, already accepted by the socket */
 	int send_flags;               /* of the send in progress (MSG_MORE) */
 
@@ -70,6 +73,7 @@ struct sock {
 };
 
 static void post_next_send(struct sock *s);
+static void rx_give_back_if_empty(struct sock *s);
 
 static void *pool_alloc(void *ctx, size_t want, size_t *cap)
 {
@@ -84,6 +88,8 @@ static void pool_free(void *ctx, void *buf, size_t cap)
 /* ---- completions ---- */
 
 static void recv_done(struct ring_op *op, int res, uint32_t flags);
+static void recv_ring_done(struct ring_op *op, int res, uint32_t flags);
+static void readable_done(struct ring_op *op, int res, uint32_t flags);
 static void send_done(struct ring_op *op, int res, uint32_t flags);
 static void ctrl_done(struct ring_op *op, int res, uint32_t flags);
 static void splice_in_done(struct ring_op *op, int res, uint32_t flags);
@@ -103,6 +109,7 @@ struct sock *sock_new(struct worker *w, int fd, bool tls, const struct sock_hand
 	s->ctx = ctx;
 	s->fd = fd;
 	s->splice_fd = -1;
+	s->rx_bid = -1;
 	s->wire.fd = fd;
 	s->wire.ktls_allowed = w->srv->use_ktls;
 	s->wire.tx_alloc = pool_alloc;
@@ -115,9 +122,6 @@ struct sock *sock_new(struct worker *w, int fd, bool tls, const struct sock_hand
 	s->splice_out_op.complete = splice_out_done;
 	s->poll_op.complete = poll_done;
 	s->pipe_wait.ready = pipe_ready;
-	s->wire.rx = malloc(RX_CAP);
-	if (!s->wire.rx)
-		goto fail;
 	if (tls) {
 		s->ssl = tls_conn_new(w->tls, &s->wire);
 		if (!s->ssl)
@@ -126,8 +130,6 @@ struct sock *sock_new(struct worker *w, int fd, bool tls, const struct sock_hand
 	}
 	return s;
 fail:
-	if (s)
-		free(s->wire.rx);
 	free(s);
 	close(fd);
 	return NULL;
@@ -154,7 +156,8 @@ static void sock_free(struct sock *s)
 	tls_wire_release_tx(&s->wire);
 	tls_wire_free_ctrl(&s->wire);
 	free(s->ctrl_rec);
-	free(s->wire.rx);
+	s->wire.rx_start = s->wire.rx_end;
+	rx_give_back_if_empty(s);
 	bufpool_put(bp, s->plain, s->plain_cap);
 	bufpool_put(bp, s->stage, s->stage_cap);
 	free(s);
@@ -311,27 +314,150 @@ void sock_close_notify(struct sock *s)
 
 /* ---- input ---- */
 
-void sock_recv(struct sock *s)
+/* How bytes come in. No recv ever waits with a buffer of ours: with a
+ * provided-buffer ring (rxring.h) the kernel picks a ring buffer when
+ * bytes arrive; without one, a poll waits and the recv follows once the
+ * socket is readable. So wire.rx holds bytes waiting to be consumed and
+ * nothing else, and goes back as soon as they are: a connection waiting
+ * for its next request holds no receive buffer.
+ *
+ * A ring buffer is lent to the connection for one completion only and
+ * read in place. What the protocol leaves of it (a partial record or
+ * request head, pipelined requests, input that waits for a send) moves to
+ * a pooled buffer, and the next recv's bytes are appended there: a copy
+ * only when input is left over, never of a whole busy stream.
+ *
+ * One recv at a time, not multishot: a multishot recv goes on delivering
+ * while the protocol is busy answering, and its bytes would have to be
+ * buffered without bound (or raced with a cancel); one recv, posted when
+ * the protocol asks and never while rx is full, keeps the backpressure. */
+
+/* Gives back wire.rx when nothing in it waits to be consumed. Not while a
+ * recv writes into it (only briefly, after a poll or an empty ring). */
+static void rx_give_back_if_empty(struct sock *s)
 {
 	struct tls_wire *wi = &s->wire;
 
-	if (s->recv_posted || s->closing || s->peer_eof)
+	if (!wi->rx || wi->rx_start != wi->rx_end || s->rx_pinned)
 		return;
-	if (wi->rx_start == wi->rx_end) {
-		wi->rx_start = wi->rx_end = 0;
-	} else if (wi->rx_end == RX_CAP) {
+	if (s->rx_bid >= 0)
+		rxring_put(&s->w->rx_ring, (unsigned)s->rx_bid);
+	else
+		bufpool_put(&s->w->bufs, wi->rx, RX_CAP);
+	s->rx_bid = -1;
+	wi->rx = NULL;
+	wi->rx_start = wi->rx_end = 0;
+}
+
+/* wire.rx is a pooled buffer (NULL if out of memory: the sock fails). */
+static bool rx_take_pooled(struct sock *s)
+{
+	size_t cap;
+
+	s->wire.rx = bufpool_get(&s->w->bufs, RX_CAP, &cap);
+	s->wire.rx_start = s->wire.rx_end = 0;
+	if (!s->wire.rx) {
+		fail(s, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+/* The end of a ring buffer's loan: its leftover moves to a pooled buffer
+ * and it goes back to the ring. */
+static void rx_leave_ring(struct sock *s)
+{
+	struct tls_wire *wi = &s->wire;
+	unsigned bid = (unsigned)s->rx_bid;
+
+	if (s->rx_bid < 0)
+		return;
+	rx_give_back_if_empty(s);
+	if (!wi->rx)
+		return;
+	size_t left = wi->rx_end - wi->rx_start;
+	const char *from = wi->rx + wi->rx_start;
+	s->rx_bid = -1;
+	if (rx_take_pooled(s)) {
+		memcpy(wi->rx, from, left);
+		wi->rx_end = left;
+	}
+	rxring_put(&s->w->rx_ring, bid);
+}
+
+/* Room at the end of wire.rx for the next recv (0: full). */
+static size_t rx_room(struct sock *s)
+{
+	struct tls_wire *wi = &s->wire;
+
+	if (!wi->rx)
+		return RX_CAP;
+	if (wi->rx_start > 0) {
 		memmove(wi->rx, wi->rx + wi->rx_start, wi->rx_end - wi->rx_start);
 		wi->rx_end -= wi->rx_start;
 		wi->rx_start = 0;
 	}
-	if (wi->rx_end == RX_CAP)
-		return; /* full: the protocol consumes first */
-	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
-	io_uring_prep_recv(sqe, s->fd, wi->rx + wi->rx_end, RX_CAP - wi->rx_end, 0);
+	return RX_CAP - wi->rx_end;
+}
+
+static void post_recv_op(struct sock *s, struct io_uring_sqe *sqe,
+			 void (*complete)(struct ring_op *, int, uint32_t))
+{
+	s->recv_op.complete = complete;
 	ring_op_attach(sqe, &s->recv_op);
 	s->recv_posted = true;
 	s->inflight++;
 	s->w->stats.recv_ops++;
+}
+
+/* A recv into the free end of wire.rx, which it pins until it completes:
+ * only where bytes are known to be waiting. */
+static void post_recv_into_rx(struct sock *s)
+{
+	struct tls_wire *wi = &s->wire;
+	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
+
+	io_uring_prep_recv(sqe, s->fd, wi->rx + wi->rx_end, RX_CAP - wi->rx_end, 0);
+	post_recv_op(s, sqe, recv_done);
+	s->rx_pinned = true;
+}
+
+void sock_recv(struct sock *s)
+{
+	size_t room;
+
+	rx_leave_ring(s);
+	if (s->recv_posted || s->closing || s->peer_eof)
+		return;
+	rx_give_back_if_empty(s);
+	room = rx_room(s);
+	if (room == 0)
+		return; /* full: the protocol consumes first */
+	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
+	if (s->w->feat.buf_ring) {
+		/* At most what fits behind a leftover, so it can be appended. */
+		io_uring_prep_recv(sqe, s->fd, NULL, room, 0);
+		sqe->flags |= IOSQE_BUFFER_SELECT;
+		sqe->buf_group = RXRING_BGID;
+		post_recv_op(s, sqe, recv_ring_done);
+	} else {
+		io_uring_prep_poll_add(sqe, s->fd, POLLIN);
+		post_recv_op(s, sqe, readable_done);
+	}
+}
+
+/* The bytes are in wire.rx (res > 0), or res says why not: note the end
+ * of input, move the protocol on. */
+static void received(struct sock *s, int res)
+{
+	if (res == 0 || res == -ECONNRESET) {
+		s->peer_eof = true;
+		s->wire.eof = true;
+	} else if (res < 0 && res != -EINTR && res != -EAGAIN) {
+		fail(s, "recv failed");
+		return;
+	}
+	s->h->drive(s->ctx);
 }
 
 static void recv_done(struct ring_op *op, int res, uint32_t flags)
@@ -340,18 +466,91 @@ static void recv_done(struct ring_op *op, int res, uint32_t flags)
 
 	(void)flags;
 	s->recv_posted = false;
-	if (s->closing)
-		goto out;
-	if (res > 0) {
-		s->wire.rx_end += (size_t)res;
-	} else if (res == 0 || res == -ECONNRESET) {
-		s->peer_eof = true;
-		s->wire.eof = true;
-	} else if (res != -EINTR && res != -EAGAIN) {
-		fail(s, "recv failed");
+	s->rx_pinned = false;
+	if (!s->closing) {
+		if (res > 0)
+			s->wire.rx_end += (size_t)res;
+		received(s, res);
+	}
+	sock_release(s);
+}
+
+/* Where a ring buffer's bytes go: read in place when nothing is left over,
+ * else appended to the leftover (the recv asked for no more than fits). */
+static void take_ring_buffer(struct sock *s, unsigned bid, size_t len)
+{
+	struct tls_wire *wi = &s->wire;
+	char *buf = rxring_buf(&s->w->rx_ring, bid);
+
+	rx_give_back_if_empty(s);
+	if (!wi->rx) {
+		wi->rx = buf;
+		wi->rx_start = 0;
+		wi->rx_end = len;
+		s->rx_bid = (int)bid;
+		return;
+	}
+	if (len <= RX_CAP - wi->rx_end) { /* always: see sock_recv */
+		memcpy(wi->rx + wi->rx_end, buf, len);
+		wi->rx_end += len;
+	} else {
+		fail(s, "received more than asked for");
+	}
+	rxring_put(&s->w->rx_ring, bid);
+}
+
+/* A recv that took its buffer from the ring. An empty ring (-ENOBUFS: many
+ * connections received at once) grows it, and this one receives into a
+ * pooled buffer instead. */
+static void recv_ring_done(struct ring_op *op, int res, uint32_t flags)
+{
+	struct sock *s = container_of(op, struct sock, recv_op);
+	unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
+
+	s->recv_posted = false;
+	if (s->closing || res <= 0) {
+		if (flags & IORING_CQE_F_BUFFER)
+			rxring_put(&s->w->rx_ring, bid);
+		if (s->closing)
+			goto out;
+	}
+	if (res == -ENOBUFS) {
+		s->w->stats.recv_nobufs++;
+		rxring_grow(&s->w->rx_ring);
+		if (s->wire.rx || rx_take_pooled(s))
+			post_recv_into_rx(s); /* bytes are waiting: it completes at once */
 		goto out;
 	}
-	s->h->drive(s->ctx);
+	if (res > 0) {
+		if (!(flags & IORING_CQE_F_BUFFER)) { /* cannot happen */
+			fail(s, "recv without a buffer");
+			goto out;
+		}
+		s->w->stats.recv_ring++;
+		take_ring_buffer(s, bid, (size_t)res);
+	}
+	received(s, res);
+out:
+	rx_leave_ring(s);
+	sock_release(s);
+}
+
+/* The poll of a kernel without buffer rings said readable: a recv into a
+ * pooled buffer (or behind the leftover) completes at once. */
+static void readable_done(struct ring_op *op, int res, uint32_t flags)
+{
+	struct sock *s = container_of(op, struct sock, recv_op);
+
+	(void)flags;
+	s->recv_posted = false;
+	if (s->closing)
+		goto out;
+	if (res < 0) {
+		fail(s, "poll failed");
+		goto out;
+	}
+	if (s->wire.rx || rx_take_pooled(s))
+		post_recv_into_rx(s);
 out:
 	sock_release(s);
 }
@@ -366,6 +565,11 @@ enum sock_input sock_decrypt(struct sock *s)
 		return s->wire.rx_end > s->wire.rx_start ? SOCK_IN_NEW : SOCK_IN_AGAIN;
 	if (!openssl_may_run(s))
 		return SOCK_IN_AGAIN; /* after the send: drive() comes then */
+	/* Nothing to decrypt: no plaintext buffer either, or an idle
+	 * keep-alive connection would take back at once the one
+	 * sock_release_idle_buffers just gave to the pool. */
+	if (s->wire.rx_start == s->wire.rx_end && !s->wire.eof && !tls_read_pending(s->ssl))
+		return SOCK_IN_AGAIN;
 	if (!s->plain) {
 		/* A request head and a little more; HTTP/2 frames stream through. */
 		s->plain = bufpool_get(&s->w->bufs, 32 * 1024, &s->plain_cap);
@@ -413,7 +617,7 @@ const char *sock_input(const struct sock *s, size_t *len)
 		return s->plain ? s->plain + s->plain_start : NULL;
 	}
 	*len = s->wire.rx_end - s->wire.rx_start;
-	return s->wire.rx + s->wire.rx_start;
+	return s->wire.rx ? s->wire.rx + s->wire.rx_start : NULL;
 }
 
 void sock_consume(struct sock *s, size_t n)
@@ -662,6 +866,8 @@ void sock_shutdown_write(struct sock *s)
 void sock_release_idle_buffers(struct sock *s)
 {
 	struct bufpool *bp = &s->w->bufs;
+
+	rx_give_back_if_empty(s);
 
 	if (s->stage_len == 0 && s->stage) {
 		bufpool_put(bp, s->stage, s->stage_cap);

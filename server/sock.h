@@ -24,7 +24,9 @@
  *    flight (sock_hold / sock_release around every entry point).
  *
  * Resources: tx, the plaintext stage and the plaintext input come from the
- * worker's buffer pool and go back when the connection is quiet; a pipe is
+ * worker's buffer pool and go back when the connection is quiet; received
+ * bytes sit in a buffer of the worker's receive ring or pool only until
+ * they are consumed (a recv waiting for a client holds none); a pipe is
  * leased from the worker's pool for one chunk of a splice at a time. */
 #ifndef KTLSD_SERVER_SOCK_H
 #define KTLSD_SERVER_SOCK_H

@@ -23,6 +23,7 @@
 #include "server/log.h"
 #include "server/pipepool.h"
 #include "server/ring.h"
+#include "server/rxring.h"
 
 struct conn;
 struct conn_proto;
@@ -56,6 +57,7 @@ struct worker_stats {
 	uint64_t ktls_tx, ktls_off;              /* connections by TLS path */
 	uint64_t body_copy, body_splice;         /* responses by body path */
 	uint64_t send_ops, splice_ops, read_ops, recv_ops;
+	uint64_t recv_ring, recv_nobufs;         /* recvs that took a ring buffer; found it empty */
 	uint64_t timeouts, truncated;
 };
 
@@ -77,10 +79,12 @@ struct worker {
 	struct ring_op tick_op, wake_op;
 	struct __kernel_timespec tick;
 	struct bufpool bufs;         /* I/O buffers of its connections */
+	struct rxring rx_ring;       /* where idle connections' recvs land (feat.buf_ring) */
 	struct pipepool pipes;       /* pipes for splice, leased a chunk at a time */
 	struct filecache files;      /* open files by path, revalidated each second */
 	struct conn *conns;          /* list head */
 	unsigned nconns;
+	unsigned nconns_high;        /* most connections at once since the heap was last trimmed */
 	bool stopping;
 	uint64_t stop_deadline_ms;
 	bool accept_paused_logged;

@@ -97,6 +97,10 @@ tree_sum_kib() {
 # (nginx's master and worker share most of theirs) are counted once.
 mem_kib() { tree_sum_kib "$1" smaps_rollup Pss; }
 
+# rss_kib PID: resident set size (VmRSS, KiB) of PID's tree, summed (shared
+# pages count once per process, as in peak_rss_kib).
+rss_kib() { tree_sum_kib "$1" status VmRSS; }
+
 # peak_rss_kib PID: peak resident set size (VmHWM, KiB) of PID's tree,
 # summed: pages shared between nginx's master and worker count twice here,
 # once in mem_kib.
