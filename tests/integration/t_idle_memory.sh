@@ -30,16 +30,27 @@ idle_growth() {
 	wait_until 90 grep -q '^READY' "$flag.out"
 	expect_eq "$name: $n idle keep-alive connections, each after a request" \
 		"$(cat "$flag.out")" "READY open=$n failed=0"
-	sleep 0.6 # the ticks after the last request
-	after=$(anon_pss_kib "$KTLSD_PID")
+	# The worker's timer gives pooled buffers back every 250 ms; a loaded
+	# machine may run it late, so wait (up to 15 s) for the count to
+	# settle under the limit rather than sample it once.
+	local i ok=1
+	for ((i = 0; i < 75; i++)); do
+		sleep 0.2
+		after=$(anon_pss_kib "$KTLSD_PID")
+		per=$(awk -v a="$after" -v b="$before" -v n="$n" 'BEGIN { printf "%.1f", (a - b) / n }')
+		if [ -n "$before" ] && [ -n "$after" ] &&
+			awk -v p="$per" -v m="$max" 'BEGIN { exit !(p <= m) }'; then
+			ok=0
+			break
+		fi
+	done
 	touch "$flag"
 	wait "$holder"
 	if grep -qa __asan_init "$KTLSD"; then
 		pass "$name: memory not measured under AddressSanitizer (redzones, quarantine)"
 		return
 	fi
-	per=$(awk -v a="$after" -v b="$before" -v n="$n" 'BEGIN { printf "%.1f", (a - b) / n }')
-	if [ -n "$before" ] && [ -n "$after" ] && awk -v p="$per" -v m="$max" 'BEGIN { exit !(p <= m) }'; then
+	if [ "$ok" = 0 ]; then
 		pass "$name: $per KiB anonymous PSS per idle connection (at most $max)"
 	else
 		fail "$name: at most $max KiB anonymous PSS per idle connection" \
