@@ -28,15 +28,12 @@ static inline size_t numfmt_u64(char *out, uint64_t v)
 static inline size_t numfmt_hex64(char *out, uint64_t v)
 {
 	static const char hex[] = "0123456789abcdef";
-	char tmp[16];
-	size_t n = 0;
+	/* The digit count from the highest set bit: written once, from the
+	 * end, with no reversal. */
+	size_t n = (size_t)(64 - __builtin_clzll(v | 1) + 3) / 4;
 
-	do {
-		tmp[n++] = hex[v & 15];
-		v >>= 4;
-	} while (v);
-	for (size_t i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
+	for (size_t i = n; i-- > 0; v >>= 4)
+		out[i] = hex[v & 15];
 	return n;
 }
 
