@@ -72,7 +72,9 @@ size_t static_multipart_trailer(const struct static_response *resp, char *out)
 	return len < 0 ? 0 : (size_t)len;
 }
 
-static void respond_multipart(struct static_response *resp, const struct static_file *file,
+/* false when the body's length does not fit 64 bits (only a size no file
+ * can have, but the caller then answers 200 rather than a wrong length). */
+static bool respond_multipart(struct static_response *resp, const struct static_file *file,
                               uint64_t boundary_seed)
 {
 	char buf[STATIC_PART_HEADER_MAX];
@@ -88,9 +90,12 @@ static void respond_multipart(struct static_response *resp, const struct static_
 	for (size_t i = 0; i < resp->nranges; i++) {
 		const struct byte_range *r = &resp->ranges[i];
 
-		total += static_part_header(resp, file, i, buf) + (r->last - r->first + 1);
+		if (__builtin_add_overflow(total, static_part_header(resp, file, i, buf), &total) ||
+		    __builtin_add_overflow(total, r->last - r->first + 1, &total))
+			return false;
 	}
-	resp->content_length = total + static_multipart_trailer(resp, buf);
+	return !__builtin_add_overflow(total, static_multipart_trailer(resp, buf),
+	                               &resp->content_length);
 }
 
 /* What each status carries:
@@ -155,8 +160,13 @@ void static_file_respond(const struct static_request *req, const struct static_f
 			snprintf(resp->content_range, sizeof(resp->content_range),
 			         "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, r->first, r->last,
 			         file->size);
-		} else {
-			respond_multipart(resp, file, boundary_seed);
+		} else if (!respond_multipart(resp, file, boundary_seed)) {
+			/* Answered whole, below, as if there were no Range. */
+			memset(resp->ranges, 0, sizeof(resp->ranges));
+			resp->nranges = 0;
+			resp->multipart_type[0] = '\0';
+			resp->boundary[0] = '\0';
+			break;
 		}
 		return;
 	case RANGE_NONE:
