@@ -256,7 +256,8 @@ int h2_session_new(struct h2_session **out, const struct h2_env *env)
 	nghttp2_option_set_max_settings(opt, 32);
 	nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
 	nghttp2_option_set_no_closed_streams(opt, 1);
-	if (nghttp2_session_server_new2(&hs->ng, cb, hs, opt) != 0)
+	nghttp2_mem mem = h2_mem_allocator(&hs->mem); /* copied by nghttp2 */
+	if (nghttp2_session_server_new3(&hs->ng, cb, hs, opt, &mem) != 0)
 		goto out;
 
 	nghttp2_settings_entry iv[] = {
@@ -275,6 +276,8 @@ out:
 	if (rc < 0) {
 		if (hs && hs->ng)
 			nghttp2_session_del(hs->ng);
+		if (hs)
+			h2_mem_trim(&hs->mem);
 		free(hs);
 		return -ENOMEM;
 	}
@@ -383,6 +386,7 @@ void h2_session_release_idle(struct h2_session *hs)
 		h2_stream_discard(s);
 	}
 	hs->nspare = 0;
+	h2_mem_trim(&hs->mem);
 }
 
 void h2_session_free(struct h2_session *hs)

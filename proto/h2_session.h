@@ -26,6 +26,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "proto/body.h"
+#include "proto/h2_mem.h"
 #include "proto/static_file.h"
 
 #define FRAME_HEADER 9
@@ -207,6 +208,7 @@ struct h2_frame_scan {
 
 struct h2_session {
 	nghttp2_session *ng;
+	struct h2_mem mem;               /* nghttp2's small allocations */
 	struct h2_env env;
 	struct h2_counters counters;
 	struct h2_stream *streams;
