@@ -347,6 +347,11 @@ def main():
     md.append("`%s` — %s" % (read("invocation.txt").strip(),
                              " ".join(read("versions.txt").splitlines()[:1])))
     md.append("")
+    partial = read("partial.txt").strip()
+    if partial:
+        md.append("**Partial run:** " + " ".join(partial.splitlines()) +
+                  " What was measured before that is below.")
+        md.append("")
     md.append("Servers: %s. Each cell is the median of its repetitions (servers alternating "
               "A B A B), the server pinned to one core and the load generator to the others. "
               "\"per server CPU-s\" divides the work by the CPU time the server itself used "

@@ -3,7 +3,8 @@
 # (ktlsd and nginx, 1 KiB and 1 MiB files, 2 s per cell) and writes a
 # well-formed results.csv and report.md. Asserts no speed. Skipped (and
 # counted as passed, with a note) when nginx, wrk or gnuplot is missing:
-# bench/run installs those itself, the test suite does not.
+# bench/run installs those itself, the test suite does not. A run stopped
+# by SIGTERM still writes its (partial) report.
 
 missing=
 for c in nginx wrk h2load; do
@@ -44,3 +45,17 @@ check "report.md: ratio table header row" grep -q '^| cell | metric | ktlsd | be
 n=$(grep -c '^| handshake \|^| 1KiB \|^| 1m.bin \|^| plain ' "$md")
 expect_match "report.md: ratio rows for the smoke cells" "$n" '^([4-9]|[1-9][0-9]+)$'
 check "report.md: versions section" grep -q '^### Versions and machine' "$md"
+
+# A run that is stopped (SIGTERM, Ctrl-C, a CI timeout) still writes its
+# report from the cells measured so far, marked partial.
+out2="$T/bench-stopped"
+"$top_srcdir/bench/run" --smoke --ktlsd "$KTLSD" --out "$out2" >"$T/bench-stopped.log" 2>&1 &
+bpid=$!
+wait_until 60 sh -c 'test "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge 2' sh "$out2/raw.csv"
+kill -TERM "$bpid"
+wait "$bpid"
+expect_eq "a bench/run stopped by SIGTERM: exit code" "$?" 130
+check "... still writes report.md" test -s "$out2/report.md"
+check "... marked as a partial run" grep -q '^\*\*Partial run:\*\* Interrupted' "$out2/report.md"
+n=$(cut -d, -f3 "$out2/results.csv" 2>/dev/null | grep -cx ktlsd)
+expect_match "... with the cells measured before the signal" "$n" '^[1-9][0-9]*$'
