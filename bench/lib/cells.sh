@@ -268,33 +268,41 @@ cell_idle_rss() {
 	row memory "$cell" pss_per_conn KiB "$(fdiv "$((after - before))" "$n" 1)" "" "" "$ver" "(PSS with - PSS before) / connections"
 }
 
+# strace_server TRACE: attach strace to every thread of the running server
+# (io-wq workers included), writing TRACE; STRACE_PID is its pid. Waits a
+# moment so the attach is done before the load starts.
+strace_server() {
+	local t task tids=()
+	for t in $(tree_pids "$SRV_PID"); do
+		for task in /proc/"$t"/task/*; do tids+=(-p "${task##*/}"); done
+	done
+	strace -f -qq -o "$1" "${tids[@]}" 2>/dev/null &
+	STRACE_PID=$!
+	sleep 0.5
+}
+
+# strace_done: detach (after the last calls are written).
+strace_done() {
+	sleep 0.3
+	kill -INT "$STRACE_PID" 2>/dev/null
+	wait "$STRACE_PID" 2>/dev/null
+}
+
 # cell_cost CELL SCHEME FILE: syscalls (ktlsd: also ring operations) per
 # MiB of FILE and median bytes per send call, from one download under
 # strace. Needs the server to be stopped afterwards with srv_stop wait
 # (ktlsd prints its counters then); call cost_finish after that.
 cell_cost() {
-	local cell=$1 scheme=$2 file=$3 port=$SRV_PORT tids t
+	local cell=$1 scheme=$2 file=$3 port=$SRV_PORT conf
 	[ "$scheme" = http ] && port=$SRV_PLAIN
 	COST_CELL=$cell COST_FILE=$file
 	COST_TRACE="$WORK/cost.$RANDOM.strace"
-	tids=()
-	local task
-	for t in $(tree_pids "$SRV_PID"); do
-		for task in /proc/"$t"/task/*; do tids+=("${task##*/}"); done
-	done
-	local args=()
-	for t in "${tids[@]}"; do args+=(-p "$t"); done
-	strace -f -qq -o "$COST_TRACE" "${args[@]}" 2>/dev/null &
-	COST_STRACE=$!
-	sleep 0.5
+	strace_server "$COST_TRACE"
 	note_cmd "strace -f -p SERVER_TIDS -o trace; curl -sk --http1.1 -o /dev/null $scheme://127.0.0.1:PORT/$file   # $cell"
-	local conf
 	conf=$(client_conf 1.3 aes128gcm)
 	COST_GOT=$(OPENSSL_CONF=$conf on_client curl -sk --http1.1 --max-time 120 -o /dev/null \
 		-w '%{size_download}' "$scheme://127.0.0.1:$port/$file")
-	sleep 0.3
-	kill -INT $COST_STRACE 2>/dev/null
-	wait $COST_STRACE 2>/dev/null
+	strace_done
 }
 
 # cell_cost_small CELL N: N requests for the 1 KiB file over HTTPS keep-alive
@@ -302,24 +310,17 @@ cell_cost() {
 # per request in the steady state (a warm-up first, so open-file caches
 # are filled). Reported at once; the server is stopped by the caller.
 cell_cost_small() {
-	local cell=$1 n=$2 tids=() t task trace out done_ ver=size conf
+	local cell=$1 n=$2 trace out done_ ver=size conf
 	conf=$(client_conf 1.3 aes128gcm)
 	OPENSSL_CONF=$conf on_client h2load --h1 -t1 -c10 -n1000 \
 		"https://127.0.0.1:$SRV_PORT/1k.bin" >/dev/null 2>&1
 	trace="$WORK/cost-small.$RANDOM.strace"
-	for t in $(tree_pids "$SRV_PID"); do
-		for task in /proc/"$t"/task/*; do tids+=(-p "${task##*/}"); done
-	done
-	strace -f -qq -o "$trace" "${tids[@]}" 2>/dev/null &
-	local st=$!
-	sleep 0.5
+	strace_server "$trace"
 	note_cmd "strace -f -p SERVER_TIDS -o trace; h2load --h1 -t1 -c100 -n$n https://127.0.0.1:PORT/1k.bin   # $cell"
 	M_CPU='' M_WALL='' M_OTHER='' M_CLIENT=''
 	out=$(OPENSSL_CONF=$conf on_client timeout -k 5 120 h2load --h1 -t1 -c100 -n"$n" \
 		"https://127.0.0.1:$SRV_PORT/1k.bin" 2>&1)
-	sleep 0.3
-	kill -INT $st 2>/dev/null
-	wait $st 2>/dev/null
+	strace_done
 	done_=$(sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' <<<"$out")
 	[ "${done_:-0}" = "$n" ] || ver=FAIL
 	"$PY" "$HERE/tools/strace_cost.py" "$trace" "req:$n" "$(srv_kind "$SERVER")" |
