@@ -194,18 +194,8 @@ int h2_stream_send_data(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t
 	if (s->pend == PEND_FILE && s->niov > 0 &&
 	    (s->niov == MAX_IOV || s->body.off != s->read_off + s->read_len))
 		return NGHTTP2_ERR_WOULDBLOCK;
-	if (s->pend == PEND_FILE && s->mem) {
-		/* The glue keeps the file's bytes: copy, no readv, no splice. */
-		memcpy(hs->out + at, framehd, FRAME_HEADER);
-		memcpy(hs->out + at + FRAME_HEADER, s->mem + s->body.off, length);
-		body_advance(&s->body, length);
-		hs->out_len += FRAME_HEADER + length;
-		s->bytes_out += FRAME_HEADER + length;
-		s->pend = PEND_NONE;
-		hs->packed_ms = h2_now(hs);
-		return 0;
-	}
-	if (hs->sendfile && s->pend == PEND_FILE) {
+	/* Bytes the glue keeps in memory are copied below, never spliced. */
+	if (hs->sendfile && s->pend == PEND_FILE && !s->mem) {
 		memcpy(hs->out + at, framehd, FRAME_HEADER);
 		hs->out_len += FRAME_HEADER;
 		hs->sf = s;
@@ -223,6 +213,9 @@ int h2_stream_send_data(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t
 		s->page_off += length;
 		if (s->page_off == s->page_len && s->page == s->lit)
 			s->page = NULL; /* framing sent: back to the file */
+	} else if (s->pend == PEND_FILE && s->mem) {
+		memcpy(hs->out + hs->out_len, s->mem + s->body.off, length); /* no readv */
+		body_advance(&s->body, length);
 	} else if (s->pend == PEND_FILE) {
 		if (!s->iov && !(s->iov = malloc(MAX_IOV * sizeof(*s->iov))))
 			return NGHTTP2_ERR_CALLBACK_FAILURE;
@@ -403,7 +396,7 @@ static int submit(struct h2_session *hs, struct h2_stream *s, const struct resp_
 
 	if (h->overflow)
 		return NGHTTP2_ERR_INVALID_ARGUMENT; /* cannot happen: sized for our heads */
-	add_nv(nv, &n, ":status", 7, h->status_text, 3);
+	add_nv(nv, &n, ":status", sizeof(":status") - 1, h->status_text, 3);
 	for (size_t i = 0; i < h->n; i++)
 		add_nv(nv, &n, resp_name_h2(h->f[i].name), resp_name_len(h->f[i].name),
 		       h->f[i].value, h->f[i].value_len);

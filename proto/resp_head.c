@@ -8,6 +8,8 @@
 #include "proto/status.h"
 
 #define NAME(h1, h2) {h1, h2, sizeof(h1) - 1}
+/* A string literal's length, known at compile time. */
+#define LIT(s) (s), (sizeof(s) - 1)
 static const struct {
 	const char *h1, *h2;
 	size_t len; /* the same for both spellings */
@@ -68,7 +70,7 @@ void resp_head_init(struct resp_head *h, int status, const char *date)
 	h->content_length[0] = '\0';
 	h->n = 0;
 	h->overflow = false;
-	resp_head_add_len(h, RESP_SERVER, "ktlsd", 5);
+	resp_head_add_len(h, RESP_SERVER, LIT("ktlsd"));
 	resp_head_add(h, RESP_DATE, date);
 }
 
@@ -99,7 +101,7 @@ void resp_head_file(struct resp_head *h, const struct static_response *sr, const
 	}
 	if (sr->content_range[0])
 		resp_head_add(h, RESP_CONTENT_RANGE, sr->content_range);
-	resp_head_add_len(h, RESP_ACCEPT_RANGES, "bytes", 5);
+	resp_head_add_len(h, RESP_ACCEPT_RANGES, LIT("bytes"));
 }
 
 void resp_head_page(struct resp_head *h, int status, const char *date, size_t page_len,
@@ -127,7 +129,6 @@ static bool put(char *out, size_t cap, size_t *len, const char *p, size_t n)
 ssize_t resp_head_h1(const struct resp_head *h, char *out, size_t cap)
 {
 	size_t len = 0;
-
 	const char *reason = status_reason(h->status);
 
 	if (h->overflow || cap == 0)
