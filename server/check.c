@@ -8,6 +8,7 @@
 
 #include "ktls/ktls.h"
 #include "server/ring.h"
+#include "server/rxring.h"
 
 static const char *yes(bool b)
 {
@@ -26,8 +27,13 @@ int check_report(const struct config *cfg, FILE *out)
 	uname(&u);
 	ktls_probe(&k);
 	ring_ok = ring_init(&ring, 8, &f) == 0;
-	if (ring_ok)
+	if (ring_ok) {
+		struct rxring rx;
+		f.buf_ring = f.op_recv && rxring_init(&rx, &ring) == 0;
 		io_uring_queue_exit(&ring);
+		if (f.buf_ring)
+			rxring_free(&rx);
+	}
 
 	fprintf(out, "kernel: %s %s %s\n", u.sysname, u.release, u.machine);
 	if (k.ulp)

@@ -3,33 +3,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-/* A buffer group id no one uses: the probe's ring lives only in the probe. */
-#define PROBE_BGID 0xfffe
-
-/* The opcode probe cannot see provided-buffer rings: register a one-entry
- * ring and take it away again (kernels before 5.19 say EINVAL). */
-static bool probe_buf_ring(struct io_uring *ring)
-{
-	size_t len = (size_t)sysconf(_SC_PAGESIZE);
-	void *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct io_uring_buf_reg reg;
-	bool ok;
-
-	if (mem == MAP_FAILED)
-		return false;
-	memset(&reg, 0, sizeof(reg));
-	reg.ring_addr = (unsigned long)mem;
-	reg.ring_entries = 1;
-	reg.bgid = PROBE_BGID;
-	ok = io_uring_register_buf_ring(ring, &reg, 0) == 0;
-	if (ok)
-		io_uring_unregister_buf_ring(ring, PROBE_BGID);
-	munmap(mem, len);
-	return ok;
-}
 
 int ring_init(struct io_uring *ring, unsigned entries, struct ring_features *feat)
 {
@@ -74,7 +47,9 @@ int ring_init(struct io_uring *ring, unsigned entries, struct ring_features *fea
 	 * first completion does (EINVAL on kernels before 5.19). */
 	feat->multishot_accept = feat->op_accept;
 	io_uring_free_probe(probe);
-	feat->buf_ring = feat->op_recv && probe_buf_ring(ring);
+	/* Provided-buffer rings are not an opcode: whoever registers one
+	 * (rxring_init) sets buf_ring. */
+	feat->buf_ring = false;
 
 	if (!(feat->op_read && feat->op_send && feat->op_recv && feat->op_accept &&
 	      feat->op_timeout && feat->op_cancel)) {

@@ -16,7 +16,7 @@ struct ring_features {
 	bool multishot_accept; /* 5.19; confirmed by the first accept completion */
 	bool splice;          /* IORING_OP_SPLICE, 5.7 */
 	bool send_zc;         /* IORING_OP_SEND_ZC, 6.0 (not usable on kTLS sockets) */
-	bool buf_ring;        /* provided-buffer rings (IORING_REGISTER_PBUF_RING), 5.19 */
+	bool buf_ring;        /* a provided-buffer ring is registered (rxring_init), 5.19 */
 	bool op_read, op_send, op_recv, op_accept, op_timeout, op_close, op_cancel;
 };
 

@@ -389,13 +389,13 @@ static void *worker_main(void *arg)
 		/* Splice runs on io-wq threads; a handful per worker is plenty. */
 		unsigned iowq[2] = {0, 4};
 		io_uring_register_iowq_max_workers(&w->ring, iowq);
-		int rc = w->feat.buf_ring ? rxring_init(&w->rx_ring, &w->ring) : 0;
-		if (rc < 0) {
+		int rc = w->feat.op_recv ? rxring_init(&w->rx_ring, &w->ring) : -EINVAL;
+		w->feat.buf_ring = rc == 0;
+		/* EINVAL: a kernel before 5.19, which has no buffer rings. */
+		if (rc < 0 && rc != -EINVAL)
 			log_msg(LOG_WARN, "worker %u: no receive buffer ring (%s): idle "
 					  "connections wait with a poll instead",
 				w->id, strerror(-rc));
-			w->feat.buf_ring = false;
-		}
 	}
 	sem_post(&w->ready);
 	if (w->start_error < 0)
