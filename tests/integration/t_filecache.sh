@@ -77,6 +77,11 @@ print("OK %d" % good if not bad and good else "BAD %d of %d: %s" % (bad, bad + g
 PY
 }
 
+# settle FILE: an mtime a minute old, as a file nobody is writing has (the
+# cache keeps the bytes of small files only then).
+settle() {
+	touch -d "@$(($(date +%s) - 60))" "$1"
+}
 # served_now FILE: wait until /f.bin is FILE's bytes (a change is seen within
 # the cache's second; a loaded machine may take longer).
 served_now() {
@@ -87,7 +92,7 @@ expect_match "file replaced by rename every 20 ms: each ETag names one body" "$O
 head -c 5000 /dev/urandom >"$T/SA"
 head -c 3000 /dev/urandom >"$T/SB"
 cp "$T/SA" "$root/f.new"
-touch -d "@$(($(date +%s) - 60))" "$root/f.new"
+settle "$root/f.new"
 mv "$root/f.new" "$root/f.bin"
 served_now "$T/SA"
 OUT=$(churn 3 settled "$T/SA" "$T/SB")
@@ -129,10 +134,6 @@ else
 fi
 
 # ---- small files whose bytes the cache keeps ----
-# settle FILE: an mtime a minute old, as a file nobody is writing has.
-settle() {
-	touch -d "@$(($(date +%s) - 60))" "$1"
-}
 # mem_hits: responses whose bytes came from the cache's memory.
 mem_hits() {
 	grep -o 'file_cache_mem_hits=[0-9]*' "$KTLSD_LOG" | cut -d= -f2
