@@ -1,8 +1,6 @@
 #include "server/filecache.h"
 
-#include <errno.h>
 #include <stdbool.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>

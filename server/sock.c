@@ -156,7 +156,7 @@ static void sock_free(struct sock *s)
 	tls_wire_release_tx(&s->wire);
 	tls_wire_free_ctrl(&s->wire);
 	free(s->ctrl_rec);
-	s->wire.rx_start = s->wire.rx_end;
+	sock_discard_input(s);
 	rx_give_back_if_empty(s);
 	bufpool_put(bp, s->plain, s->plain_cap);
 	bufpool_put(bp, s->stage, s->stage_cap);
