@@ -215,6 +215,7 @@ struct h2_session {
 	struct h2_stream *spare;         /* freed streams kept for the next ones */
 	unsigned nspare;
 	struct h2_stream *reading;
+	struct h2_stream *receiving;     /* whose header block nghttp2 is handing us */
 	struct h2_stream *waiting, *waiting_tail; /* for a file slot, in order */
 	unsigned reads_pending;
 	unsigned open_files;             /* streams holding a file open */

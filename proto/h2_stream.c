@@ -47,6 +47,8 @@ static void unqueue(struct h2_stream *s)
 void h2_stream_free(struct h2_stream *s)
 {
 	struct h2_session *hs = s->hs;
+	if (hs->receiving == s)
+		hs->receiving = NULL;
 	if (s->prev)
 		s->prev->next = s->next;
 	else
@@ -268,22 +270,25 @@ void h2_session_read_done(struct h2_stream *s, int res)
 
 static struct h2_field *field_of(struct h2_stream *s, const uint8_t *name, size_t len)
 {
+#define FIELD(name, member) {name, sizeof(name) - 1, offsetof(struct h2_stream, member)}
 	static const struct {
 		const char *name;
+		size_t len;
 		size_t off;
 	} fields[] = {
-	    {":method", offsetof(struct h2_stream, method)},
-	    {":path", offsetof(struct h2_stream, path)},
-	    {":authority", offsetof(struct h2_stream, authority)},
-	    {"range", offsetof(struct h2_stream, range)},
-	    {"if-match", offsetof(struct h2_stream, if_match)},
-	    {"if-none-match", offsetof(struct h2_stream, if_none_match)},
-	    {"if-modified-since", offsetof(struct h2_stream, if_modified_since)},
-	    {"if-unmodified-since", offsetof(struct h2_stream, if_unmodified_since)},
-	    {"if-range", offsetof(struct h2_stream, if_range)},
+	    FIELD(":method", method),
+	    FIELD(":path", path),
+	    FIELD(":authority", authority),
+	    FIELD("range", range),
+	    FIELD("if-match", if_match),
+	    FIELD("if-none-match", if_none_match),
+	    FIELD("if-modified-since", if_modified_since),
+	    FIELD("if-unmodified-since", if_unmodified_since),
+	    FIELD("if-range", if_range),
 	};
+#undef FIELD
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
-		if (strlen(fields[i].name) == len && memcmp(fields[i].name, name, len) == 0)
+		if (fields[i].len == len && memcmp(fields[i].name, name, len) == 0)
 			return (struct h2_field *)((char *)s + fields[i].off);
 	return NULL;
 }
