@@ -60,18 +60,22 @@ int check_report(const struct config *cfg, FILE *out)
 	}
 
 	bool ktls = cfg->ktls != CONFIG_OFF && k.ulp && k.openssl;
-	bool splice = cfg->sendfile && ring_ok && f.splice;
-	const char *ktls_word[] = {"auto", "on", "off"};
-	fprintf(out, "with --ktls=%s --sendfile=%s:\n", ktls_word[cfg->ktls],
-		cfg->sendfile ? "on" : "off");
+	bool splice = cfg->sendfile != CONFIG_OFF && ring_ok && f.splice;
+	const char *word[] = {"auto", "on", "off"};
+	/* --sendfile auto splices kTLS bodies of 64 KiB and more (body_send.c). */
+	const char *ktls_body = !splice ? "copy"
+				: cfg->sendfile == CONFIG_ON ? "splice"
+							     : "splice (bodies under 64 KiB: copy)";
+	fprintf(out, "with --ktls=%s --sendfile=%s:\n", word[cfg->ktls], word[cfg->sendfile]);
 	if (cfg->ktls == CONFIG_ON && !ktls)
 		fprintf(out, "  ktlsd would refuse to start (--ktls on without kernel TLS)\n");
 	else if (ktls)
 		fprintf(out, "  HTTPS: ktls=tx body=%s where the negotiated cipher can be offloaded "
 			     "(see above), else ktls=off body=copy\n",
-			splice ? "splice" : "copy");
+			ktls_body);
 	else
 		fprintf(out, "  HTTPS: ktls=off body=copy (OpenSSL encrypts in user space)\n");
-	fprintf(out, "  plain HTTP: body=%s\n", splice ? "splice" : "copy");
+	fprintf(out, "  plain HTTP: body=%s\n",
+		splice && cfg->sendfile == CONFIG_ON ? "splice" : "copy");
 	return 0;
 }

@@ -50,7 +50,7 @@ struct config {
 	unsigned tls_session_cache;      /* --tls-session-cache N (entries per worker, 0 = off) */
 	unsigned tls_ticket_rotate_s;    /* --tls-ticket-rotate SECONDS */
 	enum config_tristate ktls;       /* --ktls auto|on|off */
-	bool sendfile;                   /* --sendfile on|off */
+	enum config_tristate sendfile;   /* --sendfile auto|on|off */
 	bool h2;                         /* --h2 on|off */
 	bool h2_sendfile;                /* --h2-sendfile on|off (expert, off) */
 	unsigned h2_max_streams;         /* --h2-max-streams N */

@@ -57,8 +57,10 @@ const struct opt config_options[] = {
         "Replace the session ticket key this often.", .min = 60, .max = 604800),
     OPT("ktls", "auto|on|off", T_TRISTATE, G_TLS, OFF(ktls), "auto",
         "Kernel TLS: auto falls back to user space, on refuses to start without it."),
-    OPT("sendfile", "on|off", T_BOOL, G_TLS, OFF(sendfile), "on",
-        "Send file bodies with zero-copy sendfile/splice."),
+    OPT("sendfile", "auto|on|off", T_TRISTATE, G_TLS, OFF(sendfile), "auto",
+        "Zero-copy file bodies (file -> pipe -> socket splices) where the socket encrypts by "
+        "itself (kTLS) or is plain HTTP. auto: only where measured faster than copying (kTLS "
+        "bodies of 64 KiB and more); on: wherever possible; off: never."),
     OPT("h2", "on|off", T_BOOL, G_TLS, OFF(h2), "on", "Offer HTTP/2 through ALPN."),
     OPT("h2-sendfile", "on|off", T_BOOL, G_TLS, OFF(h2_sendfile), "off",
         "Expert: send each HTTP/2 DATA frame as a header write plus a zero-copy splice, as "

@@ -61,3 +61,32 @@ expect_eq "--ktls off: status" "$STATUS" 200
 expect_eq "--ktls off: sha256" "$(sha "$T/noktls.b")" "$want"
 rm -f "$T/noktls.b"
 stop_ktlsd
+
+# --sendfile: which path a body takes, as the access log says. auto (the
+# default) copies on plain HTTP, where copying measured faster than the
+# ring's splices, and splices only kTLS bodies of 64 KiB and more (this
+# host may lack kTLS: then HTTPS copies under every setting); on splices
+# wherever the socket allows; off never. Bytes are the same on every path.
+sendfile_path() { # NAME SENDFILE HTTPS-BODY PLAIN-BODY
+	local alog=$T/sf-$2.access plain_port
+	plain_port=$(freeport)
+	start_ktlsd --sendfile "$2" --listen-plain "127.0.0.1:$plain_port" --access-log "$alog" ||
+		return 0
+	fetch "sf-$2" /big.bin
+	expect_eq "$1: HTTPS sha256" "$(sha "$T/sf-$2.b")" "$want"
+	timeout 60 curl -s -o "$T/sf-$2-plain.b" "http://127.0.0.1:$plain_port/big.bin"
+	expect_eq "$1: plain HTTP sha256" "$(sha "$T/sf-$2-plain.b")" "$want"
+	rm -f "$T/sf-$2.b" "$T/sf-$2-plain.b"
+	stop_ktlsd
+	expect_match "$1: HTTPS body path in the access log" \
+		"$(grep '"GET /big.bin HTTP/1.1" 200' "$alog" | grep 'TLSv1')" "$3"
+	expect_match "$1: plain HTTP body path in the access log" \
+		"$(grep '"GET /big.bin HTTP/1.1" 200' "$alog" | grep -v 'TLSv1')" "$4"
+}
+if grep -qw tls /proc/sys/net/ipv4/tcp_available_ulp 2>/dev/null; then
+	sendfile_path "--sendfile auto" auto 'ktls=tx body=splice$' 'body=copy$'
+else
+	sendfile_path "--sendfile auto" auto 'body=copy$' 'body=copy$'
+fi
+sendfile_path "--sendfile on" on 'body=(splice|copy)$' 'body=splice$'
+sendfile_path "--sendfile off" off 'body=copy$' 'body=copy$'

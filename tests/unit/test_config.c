@@ -177,7 +177,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(r.cfg.tls_session_cache, 20000);
 	ck_assert_uint_eq(r.cfg.tls_ticket_rotate_s, 3600);
 	ck_assert_int_eq(r.cfg.ktls, CONFIG_AUTO);
-	ck_assert(r.cfg.sendfile);
+	ck_assert_int_eq(r.cfg.sendfile, CONFIG_AUTO);
 	ck_assert(r.cfg.h2);
 	ck_assert_uint_eq(r.cfg.max_header_bytes, 8192);
 	ck_assert_uint_eq(r.cfg.max_headers, 100);
@@ -336,7 +336,7 @@ START_TEST(test_words)
 	RUN_OK(&r, "--root", "/", "--tls-session-tickets", "off", "--sendfile=OFF", "--dotfiles",
 	       "on", "--ktls", "on", "--log-level", "error");
 	ck_assert(!r.cfg.tls_session_tickets);
-	ck_assert(!r.cfg.sendfile);
+	ck_assert_int_eq(r.cfg.sendfile, CONFIG_OFF);
 	ck_assert(r.cfg.dotfiles);
 	ck_assert_int_eq(r.cfg.ktls, CONFIG_ON);
 	ck_assert_int_eq(r.cfg.log_level, CONFIG_LOG_ERROR);
