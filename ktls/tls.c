@@ -215,10 +215,8 @@ int tls_server_new(struct tls_server **out, const struct tls_settings *s, char *
 	/* Each pair adds a certificate of its key type; OpenSSL picks per
 	 * client from its signature algorithms (ECDSA first when both work). */
 	for (size_t i = 0; i < s->ncerts; i++) {
-		if (SSL_CTX_use_certificate_chain_file(srv->ctx, s->certs[i].cert_file) != 1)
-			FAIL("cert %s: %s", s->certs[i].cert_file, tls_last_error(ebuf, sizeof(ebuf)));
-		if (SSL_CTX_use_PrivateKey_file(srv->ctx, s->certs[i].key_file, SSL_FILETYPE_PEM) != 1)
-			FAIL("key %s: %s", s->certs[i].key_file, tls_last_error(ebuf, sizeof(ebuf)));
+		if (tls_pem_use(srv->ctx, &s->certs[i], err, errlen) < 0)
+			goto fail;
 		if (SSL_CTX_check_private_key(srv->ctx) != 1)
 			FAIL("key %s does not match cert %s", s->certs[i].key_file,
 			     s->certs[i].cert_file);

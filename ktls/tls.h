@@ -17,13 +17,9 @@
 #include <openssl/ssl.h>
 
 #include "ktls/tls_bio.h"
+#include "ktls/tls_pem.h"
 
 #define TLS_TICKET_MASTER_LEN 32
-
-struct tls_cert_pair {
-	const char *cert_file;
-	const char *key_file;
-};
 
 struct tls_settings {
 	const struct tls_cert_pair *certs;

@@ -2,8 +2,6 @@
  * worker per core, signals and reloads. */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -19,6 +17,7 @@
 #include "server/h1_conn.h"
 #include "server/h2_conn.h"
 #include "server/log.h"
+#include "server/privs.h"
 #include "server/worker.h"
 
 static void fill_tls_settings(struct server *srv)
@@ -109,11 +108,29 @@ static int server_build(struct server *srv, const struct config *cfg, const stru
 	if (choose_ktls(srv, cur) < 0)
 		return -ENOTSUP;
 	fill_tls_settings(srv);
+	for (size_t i = 0; i < cfg->ncerts; i++) {
+		char err[512];
+		if (tls_pem_read(&srv->certs[i], err, sizeof(err)) < 0) {
+			build_error(cur, "%s", err);
+			return -EINVAL;
+		}
+	}
 	if (cur) {
 		memcpy(srv->tls.ticket_master, cur->tls.ticket_master, TLS_TICKET_MASTER_LEN);
 	} else if (RAND_bytes(srv->tls.ticket_master, TLS_TICKET_MASTER_LEN) != 1) {
 		log_msg(LOG_ERROR, "no randomness for session ticket keys");
 		return -EIO;
+	}
+	/* Build a TLS context here first, so that a bad certificate is one
+	 * error line, not one per worker. */
+	if (cfg->nlisten > 0) {
+		struct tls_server *probe;
+		char err[512];
+		if (tls_server_new(&probe, &srv->tls, err, sizeof(err)) < 0) {
+			build_error(cur, "%s", err);
+			return -EINVAL;
+		}
+		tls_server_put(probe);
 	}
 	return 0;
 }
@@ -124,6 +141,8 @@ static void server_release(struct server *srv)
 		close(srv->root_fd);
 	mime_table_free(srv->mime);
 	srv->mime = NULL;
+	for (size_t i = 0; i < CONFIG_MAX_CERTS; i++)
+		tls_pem_release(&srv->certs[i]);
 	srv->root_fd = -1;
 }
 
@@ -134,6 +153,30 @@ struct snapshot {
 	struct config cfg;
 	struct server srv;
 };
+
+/* Loads the configuration for a reload. Why it does not load goes to the
+ * error log (config_load tells a terminal, at start), one line per
+ * problem. */
+static int load_config(struct config *cfg, int argc, char **argv)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *err = open_memstream(&text, &len);
+	int rc = config_load(cfg, argc, argv, stdout, err ? err : stderr);
+
+	if (err)
+		fclose(err);
+	if (rc != CONFIG_RUN) {
+		char *save = NULL;
+		char *line = text ? strtok_r(text, "\n", &save) : NULL;
+		if (!line)
+			log_msg(LOG_ERROR, "SIGHUP: the configuration does not load" KEEPING);
+		for (; line; line = strtok_r(NULL, "\n", &save))
+			log_msg(LOG_ERROR, "SIGHUP: %s" KEEPING, line);
+	}
+	free(text);
+	return rc == CONFIG_RUN ? 0 : -EINVAL;
+}
 
 static unsigned workers_wanted(const struct config *cfg)
 {
@@ -148,15 +191,15 @@ static struct snapshot *reload(int argc, char **argv, const struct server *cur,
 			       struct worker *workers, unsigned n)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
-	struct tls_server *probe = NULL;
 	char err[512];
 
 	if (!s)
 		return NULL;
-	if (config_load(&s->cfg, argc, argv, stdout, stderr) != CONFIG_RUN) {
-		log_msg(LOG_ERROR, "SIGHUP: the configuration does not load" KEEPING);
+	/* After --user the files may be root-only (a 0600 key): read them
+	 * with the one capability kept for this (privs.h). */
+	privs_read_begin();
+	if (load_config(&s->cfg, argc, argv) < 0)
 		goto fail;
-	}
 	if (config_restart_needed(cur->cfg, &s->cfg, err, sizeof(err))) {
 		log_msg(LOG_ERROR, "SIGHUP: %s" KEEPING, err);
 		goto fail;
@@ -168,19 +211,14 @@ static struct snapshot *reload(int argc, char **argv, const struct server *cur,
 	}
 	if (server_build(&s->srv, &s->cfg, cur) < 0)
 		goto fail;
-	/* Try the TLS context here first, so a bad certificate is one error
-	 * line, not one per worker. */
-	if (s->cfg.nlisten > 0 && tls_server_new(&probe, &s->srv.tls, err, sizeof(err)) < 0) {
-		log_msg(LOG_ERROR, "SIGHUP: %s" KEEPING, err);
-		goto fail;
-	}
-	tls_server_put(probe);
+	privs_read_end();
 	for (unsigned i = 0; i < n; i++)
 		worker_request_reload(&workers[i], &s->srv);
 	log_msg(LOG_INFO, "SIGHUP: configuration and certificates reloaded");
 	log_set_level(s->cfg.log_level);
 	return s;
 fail:
+	privs_read_end();
 	server_release(&s->srv);
 	config_free(&s->cfg);
 	free(s);
@@ -199,27 +237,6 @@ static void raise_fd_limit(void)
 		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
 			log_msg(LOG_WARN, "raising the open-file limit: %s", strerror(errno));
 	}
-}
-
-/* --user: after the listening sockets are bound (ports below 1024 need
- * root), run as USER. */
-static int drop_privileges(const char *user)
-{
-	struct passwd *pw = getpwnam(user);
-	if (!pw) {
-		log_msg(LOG_ERROR, "--user %s: no such user", user);
-		return -ENOENT;
-	}
-	if (initgroups(pw->pw_name, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 ||
-	    setuid(pw->pw_uid) < 0) {
-		log_msg(LOG_ERROR, "--user %s: %s", user, strerror(errno));
-		return -errno;
-	}
-	if (setuid(0) == 0) { /* must be impossible now */
-		log_msg(LOG_ERROR, "--user %s: could regain root; refusing to run", user);
-		return -EPERM;
-	}
-	return 0;
 }
 
 static int write_pid_file(const char *path)
@@ -301,7 +318,7 @@ int main(int argc, char **argv)
 			goto fail;
 	if (cfg.pid_file && write_pid_file(cfg.pid_file) < 0)
 		log_msg(LOG_WARN, "pid-file %s: %s", cfg.pid_file, strerror(errno));
-	if (cfg.user && drop_privileges(cfg.user) < 0)
+	if (cfg.user && privs_drop(cfg.user) < 0)
 		goto fail;
 	for (; started < n; started++) {
 		rc = worker_start(&workers[started]);

@@ -15,6 +15,7 @@
 
 #include "proto/httpdate.h"
 #include "server/conn.h"
+#include "server/privs.h"
 
 #define RING_ENTRIES 1024
 #define TICK_MS 250
@@ -383,6 +384,7 @@ static void *worker_main(void *arg)
 	snprintf(name, sizeof(name), "ktlsd-w%u", w->id);
 	pthread_setname_np(pthread_self(), name);
 	pin_to_cpu(w);
+	privs_thread_forget();
 
 	w->start_error = ring_init(&w->ring, RING_ENTRIES, &w->feat);
 	if (w->start_error == 0) {

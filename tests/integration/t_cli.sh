@@ -55,6 +55,25 @@ expect_usage_error "no --root" "root" --listen "127.0.0.1:$PORT" --cert "$FIX/ec
 expect_usage_error "--root that does not exist" "root" --root "$T/no-such-dir" \
 	--listen "127.0.0.1:$PORT" --cert "$FIX/ec.pem" --key "$FIX/ec.key"
 
+# Certificate problems: the file and the reason, in words, never OpenSSL's
+# "error:0A080002:SSL routines::system lib"; exit 2 (the configuration
+# cannot work).
+echo "not a certificate" >"$T/junk.pem"
+mkdir -p "$T/a-dir.pem"
+cert_error() { # NAME ERE CERT KEY
+	cli --root "$FIX/root" --listen "127.0.0.1:$PORT" --cert "$3" --key "$4"
+	expect_eq "$1: exit code" "$CLI_RC" 2
+	expect_match "$1: says which file and why" "$(cat "$T/err")" "$2"
+	check "$1: no OpenSSL error codes" sh -c '! grep -q "error:[0-9A-F]\{8\}" "$1"' sh "$T/err"
+}
+cert_error "missing key" "key $T/no-such\.key: No such file or directory" "$FIX/ec.pem" "$T/no-such.key"
+cert_error "missing cert" "cert $T/no-such\.pem: No such file or directory" "$T/no-such.pem" "$FIX/ec.key"
+cert_error "cert that is a folder" "cert $T/a-dir\.pem: not a regular file" "$T/a-dir.pem" "$FIX/ec.key"
+cert_error "cert that is not PEM" "cert $T/junk\.pem: no PEM certificate in it" "$T/junk.pem" "$FIX/ec.key"
+cert_error "key that is not PEM" "key $T/junk\.pem: no PEM private key in it" "$FIX/ec.pem" "$T/junk.pem"
+cert_error "key of another certificate" "key $FIX/rsa\.key does not match cert $FIX/ec\.pem" \
+	"$FIX/ec.pem" "$FIX/rsa.key"
+
 # A config file alone (same keys as the flags) starts a working server.
 PORT=$(freeport)
 cat >"$T/good.conf" <<EOF

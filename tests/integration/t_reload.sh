@@ -175,6 +175,56 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
 		check "--user: still answering on the privileged port ($code)" test "$code" != 000
 		stop_ktlsd
 	fi
+
+	# A root-only key (0600 root in a 0700 root folder, as packages and
+	# certbot leave them), with the config file beside it: after --user, a
+	# SIGHUP still reads them all, through the one capability the signal
+	# thread keeps for that; the workers keep none. Reload errors, with
+	# their reason, go to the error log.
+	priv=$T/reload/private
+	mkdir -p "$priv"
+	cp "$T/reload/one.pem" "$priv/cur.pem"
+	cp "$T/reload/one.key" "$priv/cur.key"
+	chown root:root "$priv" "$priv/cur.key"
+	chmod 0600 "$priv/cur.key"
+	chmod 0700 "$priv"
+	PORT=$(( 600 + RANDOM % 300 ))
+	user_conf=(
+		"root $FIX/root"
+		"listen 127.0.0.1:$PORT"
+		"cert $priv/cur.pem"
+		"key $priv/cur.key"
+		"workers 2"
+		"user nobody"
+		"error-log $priv/error.log"
+	)
+	printf '%s\n' "${user_conf[@]}" >"$priv/ktlsd.conf"
+	if launch --config "$priv/ktlsd.conf"; then
+		expect_eq "--user, root-only key: the first certificate" "$(subject)" "reload-one"
+		cp "$T/reload/two.pem" "$priv/cur.pem"
+		cp "$T/reload/two.key" "$priv/cur.key"
+		kill -HUP "$KTLSD_PID"
+		wait_until 10 grep -q "SIGHUP" "$priv/error.log"
+		check "--user, root-only key: SIGHUP reloads" grep -q "SIGHUP: configuration and certificates reloaded" "$priv/error.log"
+		expect_eq "--user, root-only key: new connections get the new certificate" "$(subject)" "reload-two"
+		expect_eq "--user, root-only key: the key is still 0600 root" "$(stat -c '%a %U' "$priv/cur.key")" "600 root"
+		# /proc/PID/status: CapPrm, CapEff as hex masks; bit 2 is CAP_DAC_READ_SEARCH.
+		caps_of() { awk '/^Cap(Prm|Eff):/ {printf "%s ", $2}' "$1/status"; }
+		expect_eq "--user: the signal thread may read any file, not in effect (CapPrm CapEff)" \
+			"$(caps_of "/proc/$KTLSD_PID/task/$KTLSD_PID")" "0000000000000004 0000000000000000 "
+		workers_caps=$(for t in /proc/"$KTLSD_PID"/task/*; do
+			case $(cat "$t/comm") in ktlsd-w*) caps_of "$t" ;; esac
+		done)
+		expect_eq "--user: worker threads hold no capability" "$workers_caps" \
+			"$(printf '0000000000000000 %.0s' 1 2 3 4)"
+		printf '%s\n' "${user_conf[@]}" "workers many" >"$priv/ktlsd.conf"
+		kill -HUP "$KTLSD_PID"
+		wait_until 10 sh -c 'grep -c SIGHUP "$1" | grep -qx 2' sh "$priv/error.log"
+		check "--user: why a reload failed is in the error log" \
+			grep -qE "SIGHUP: .*workers.*many.*; keeping the running configuration" "$priv/error.log"
+		expect_eq "--user: ... and the running certificate stays" "$(subject)" "reload-two"
+		stop_ktlsd
+	fi
 	check "--user with an unknown user refuses to start" \
 		sh -c '! "$1" --root "$2" --listen 127.0.0.1:0 --cert "$3" --key "$4" --user no-such-user-x 2>/dev/null' \
 		sh "$KTLSD" "$FIX/root" "$FIX/ec.pem" "$FIX/ec.key"
