@@ -41,6 +41,7 @@ struct config {
 	unsigned workers;                /* --workers N; 0 = one per allowed CPU */
 	char *config_file;               /* --config FILE */
 	bool check;                      /* --check: describe this machine, then exit */
+	bool test_config;                /* --test-config: load everything, then exit */
 
 	/* TLS */
 	char *tls_protocols;             /* --tls-protocols "TLSv1.2 TLSv1.3" */

@@ -31,7 +31,14 @@ const struct opt config_options[] = {
         .cli_only = true),
     OPT("check", NULL, T_FLAG, G_GENERAL, OFF(check), NULL,
         "Print what this machine offers (kernel TLS, OpenSSL, io_uring) and the path a "
-        "connection would take under the other flags, then exit.",
+        "connection would take under the other flags; given a root, also load the "
+        "configuration as --test-config does. Exit non-zero if it does not load.",
+        .cli_only = true),
+    OPT("test-config", NULL, T_FLAG, G_GENERAL, OFF(test_config), NULL,
+        "Load the configuration as a start would (config file, root, certificates and "
+        "keys, the listeners' syntax, --user, log files) without binding or serving; "
+        "print the first problem and exit non-zero, or print \"configuration ok\" and "
+        "exit 0.",
         .cli_only = true),
 
     OPT("cert", "FILE", T_CERT, G_TLS, CERT_OFF(cert_file), NULL,
@@ -201,11 +208,11 @@ void config_print_help(FILE *out)
 			print_wrapped(out, note);
 		}
 	}
-	fputs("\nEvery option but --config, --check, --help and --version can also be set in the\n"
-	      "--config file, one \"name value\" or \"name = value\" per line, '#' starting a\n"
-	      "comment; quotes around a value are optional. Flags override the file, and a\n"
-	      "repeatable flag (--listen, --listen-plain, --cert/--key) replaces the file's\n"
-	      "list instead of adding to it.\n",
+	fputs("\nEvery option but --config, --check, --test-config, --help and --version can also\n"
+	      "be set in the --config file, one \"name value\" or \"name = value\" per line, '#'\n"
+	      "starting a comment; quotes around a value are optional. Flags override the file,\n"
+	      "and a repeatable flag (--listen, --listen-plain, --cert/--key) replaces the\n"
+	      "file's list instead of adding to it.\n",
 	      out);
 }
 

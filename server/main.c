@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -239,6 +240,53 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* --test-config, and --check given a root: loads what a start loads (the
+ * root, the kernel TLS policy, the certificates and keys, --user, the log
+ * files) without binding a listener or starting a worker. Prints the first
+ * problem as one line and returns the exit code a start would end with, or
+ * prints "configuration ok" and returns 0. */
+static int test_config(const struct config *cfg)
+{
+	struct server srv;
+	int rc, fd;
+
+	/* Only what stops a start is worth a line here. */
+	log_set_level(LOG_WARN);
+	/* server_build reads every certificate and key and builds a TLS
+	 * context from them, as a start does. */
+	rc = server_build(&srv, cfg, NULL);
+	if (rc < 0) {
+		rc = rc == -EINVAL || srv.root_fd < 0 ? 2 : 1;
+		goto out;
+	}
+	if (cfg->user && !getpwnam(cfg->user)) {
+		log_msg(LOG_ERROR, "--user %s: no such user", cfg->user);
+		rc = 1;
+		goto out;
+	}
+	/* The logs are opened (and created) as a start would open them. */
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "access-log" : "error-log";
+		const char *path = i ? cfg->access_log : cfg->error_log;
+
+		if (!path || strcmp(path, "stderr") == 0)
+			continue;
+		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			log_msg(LOG_ERROR, "--%s %s: %s", name, path, strerror(errno));
+			rc = i ? 1 : 2; /* as main() and worker_prepare() end */
+			goto out;
+		}
+		close(fd);
+	}
+	printf("ktlsd: configuration ok (root %s; listeners: %zu HTTPS, %zu plain HTTP; "
+	       "certificates: %zu)\n",
+	       cfg->root, cfg->nlisten, cfg->nlisten_plain, cfg->ncerts);
+out:
+	server_release(&srv);
+	return rc;
+}
+
 static int write_pid_file(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -269,8 +317,10 @@ int main(int argc, char **argv)
 		config_free(&cfg);
 		return 2;
 	}
-	if (cfg.check) {
-		rc = check_report(&cfg, stdout);
+	if (cfg.check || cfg.test_config) {
+		rc = cfg.check ? check_report(&cfg, stdout) : 0;
+		if (rc == 0 && cfg.root)
+			rc = test_config(&cfg);
 		config_free(&cfg);
 		return rc;
 	}

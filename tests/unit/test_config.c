@@ -550,6 +550,7 @@ START_TEST(test_help)
 	                                           "log-level",
 	                                           "pid-file",
 	                                           "check",
+	                                           "test-config",
 	                                           "h2-sendfile",
 	                                           "h2-max-streams",
 	                                           "h2-max-header-list",
@@ -599,6 +600,17 @@ START_TEST(test_help)
 	ck_assert(strstr(tls, "--ktls") < http);
 	ck_assert(strstr(http, "--idle-timeout") < logging);
 	ck_assert(strstr(logging, "--pid-file"));
+	/* The closing paragraph names every option the file refuses. */
+	for (i = 0; i < config_noptions; i++) {
+		char *want;
+
+		if (!config_options[i].cli_only)
+			continue;
+		ck_assert_int_gt(asprintf(&want, "--%s", config_options[i].name), 0);
+		ck_assert_msg(strstr(strstr(r.out, "\nEvery option but"), want),
+		              "the --help footer lacks %s", want);
+		free(want);
+	}
 	done(&r);
 }
 END_TEST
@@ -833,6 +845,29 @@ START_TEST(test_check_flag)
 }
 END_TEST
 
+/* --test-config loads a configuration without serving it: it needs the
+ * root a start needs, takes no value, and is refused in a config file. */
+START_TEST(test_test_config_flag)
+{
+	struct run r, r2;
+	char *path;
+
+	RUN_OK(&r, "--root", "/srv", "--test-config");
+	ck_assert(r.cfg.test_config);
+	ck_assert(!r.cfg.check);
+	done(&r);
+	RUN_ERR("ktlsd: --root is required", "--test-config");
+	RUN_ERR("ktlsd: --test-config: takes no value", "--root", "/srv", "--test-config=yes");
+	path = conf("test-config\n");
+	RUN(&r2, "--config", path, "--root", "/srv");
+	ck_assert_int_eq(r2.rc, CONFIG_EXIT_ERR);
+	ck_assert_ptr_nonnull(strstr(r2.err, "test-config: only valid on the command line"));
+	done(&r2);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 START_TEST(test_reentrant)
 {
 	struct run r;
@@ -876,6 +911,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_lists_replace);
 	tcase_add_test(tc, test_reentrant);
 	tcase_add_test(tc, test_check_flag);
+	tcase_add_test(tc, test_test_config_flag);
 	suite_add_tcase(s, tc);
 	return s;
 }
