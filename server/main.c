@@ -18,6 +18,7 @@
 #include "server/h1_conn.h"
 #include "server/h2_conn.h"
 #include "server/log.h"
+#include "server/notify.h"
 #include "server/privs.h"
 #include "server/worker.h"
 
@@ -303,6 +304,7 @@ int main(int argc, char **argv)
 	struct snapshot *snapshots = NULL;
 	const struct server *current = &srv;
 	struct worker *workers;
+	struct notify notify;
 	sigset_t sigs;
 	int sig, rc;
 	unsigned n;
@@ -328,6 +330,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ktlsd: --error-log %s: %s\n", cfg.error_log, strerror(errno));
 		return 2;
 	}
+	notify_open(&notify);
 	raise_fd_limit();
 	/* Per-connection buffers of 64 KiB and more (the receive buffer, the
 	 * plaintext stage) come straight from mmap: only the pages a
@@ -383,6 +386,7 @@ int main(int argc, char **argv)
 		log_msg(LOG_INFO, "ktlsd %s serving %s with %u workers; kTLS %s; %s", PACKAGE_VERSION,
 			cfg.root, n, srv.use_ktls ? "on" : "off", feats);
 	}
+	notify_send(&notify, "READY=1\nSTATUS=serving %s with %u workers", cfg.root, n);
 
 	for (;;) {
 		if (sigwait(&sigs, &sig) != 0)
@@ -393,13 +397,17 @@ int main(int argc, char **argv)
 		}
 		if (sig == SIGTERM)
 			break;
+		notify_reloading(&notify);
 		struct snapshot *s = reload(argc, argv, current, workers, n);
 		if (s) {
 			s->older = snapshots;
 			snapshots = s;
 			current = &s->srv;
 		}
+		notify_send(&notify, "READY=1\nSTATUS=serving %s with %u workers; %s", current->cfg->root,
+			    n, s ? "configuration reloaded" : "reload refused (see the log)");
 	}
+	notify_send(&notify, "STOPPING=1\nSTATUS=finishing responses in flight");
 	log_msg(LOG_INFO, "SIGTERM: finishing responses in flight (grace %u ms)",
 		current->cfg->shutdown_grace_ms);
 	for (unsigned i = 0; i < n; i++)
@@ -418,6 +426,7 @@ int main(int argc, char **argv)
 	}
 	server_release(&srv);
 	config_free(&cfg);
+	notify_close(&notify);
 	return 0;
 
 fail:
@@ -433,5 +442,6 @@ fail:
 	free(workers);
 	server_release(&srv);
 	config_free(&cfg);
+	notify_close(&notify);
 	return 1;
 }
