@@ -17,6 +17,7 @@ struct config_listen {
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	char text[64]; /* as the user wrote it, for messages */
+	int fd;        /* a socket the service manager passed (3 and up), 0: bind addr */
 };
 
 struct config_cert {

@@ -17,6 +17,7 @@
 #include "server/config.h"
 #include "server/h1_conn.h"
 #include "server/h2_conn.h"
+#include "server/listen_fds.h"
 #include "server/log.h"
 #include "server/notify.h"
 #include "server/privs.h"
@@ -202,6 +203,7 @@ static struct snapshot *reload(int argc, char **argv, const struct server *cur,
 	privs_read_begin();
 	if (load_config(&s->cfg, argc, argv) < 0)
 		goto fail;
+	listen_fds_keep(&s->cfg, cur->cfg);
 	if (config_restart_needed(cur->cfg, &s->cfg, err, sizeof(err))) {
 		log_msg(LOG_ERROR, "SIGHUP: %s" KEEPING, err);
 		goto fail;
@@ -331,6 +333,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	notify_open(&notify);
+	if (listen_fds_take(&cfg) < 0) {
+		config_free(&cfg);
+		return 1;
+	}
 	raise_fd_limit();
 	/* Per-connection buffers of 64 KiB and more (the receive buffer, the
 	 * plaintext stage) come straight from mmap: only the pages a

@@ -45,6 +45,7 @@ struct server {
 struct listener {
 	int fd;
 	bool tls;
+	bool inherited;              /* a duplicate of a passed socket (listen_fds.h) */
 	bool armed;                  /* an accept (or its retry timer) is in flight */
 	bool multishot;
 	struct worker *w;

@@ -1,6 +1,7 @@
 #include "server/worker.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -93,9 +94,17 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 	for (size_t i = 0; i < cfg->nlisten + cfg->nlisten_plain; i++) {
 		bool tls = i < cfg->nlisten;
 		const struct config_listen *cl = tls ? &cfg->listen[i] : &cfg->listen_plain[i - cfg->nlisten];
-		int fd = id == 0 ? port_is_free(cl) : 0;
-		if (fd == 0)
-			fd = listen_socket(cl);
+		int fd;
+		if (cl->fd > 0) {
+			/* Passed by the service manager (listen_fds.h): each
+			 * worker accepts through a duplicate of its own. */
+			fd = fcntl(cl->fd, F_DUPFD_CLOEXEC, 0);
+			fd = fd < 0 ? -errno : fd;
+		} else {
+			fd = id == 0 ? port_is_free(cl) : 0;
+			if (fd == 0)
+				fd = listen_socket(cl);
+		}
 		if (fd < 0) {
 			log_msg(LOG_ERROR, "listen %s: %s", cl->text, strerror(-fd));
 			return fd;
@@ -103,8 +112,15 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 		struct listener *l = &w->listeners[w->nlisteners++];
 		l->fd = fd;
 		l->tls = tls;
+		l->inherited = cl->fd > 0;
 		l->w = w;
-		l->multishot = true;
+		/* On a socket every worker shares (an inherited one), a
+		 * multishot accept would leave the first worker's wait entry
+		 * first in the queue for good, and that worker would take
+		 * every connection (201 of 201, 2 workers, 8 curls at once).
+		 * A one-shot accept re-armed after each connection queues
+		 * the worker behind the others: 106 and 101 of 207. */
+		l->multishot = !l->inherited;
 		l->accept_op.complete = on_accept;
 		l->retry_op.complete = on_retry;
 	}
@@ -227,8 +243,12 @@ static void begin_stop(struct worker *w)
 	for (size_t i = 0; i < w->nlisteners; i++) {
 		ring_cancel(&w->ring, &w->listeners[i].accept_op);
 		/* Closing our SO_REUSEPORT socket sends new connections to no one:
-		 * they are refused, as a stopping server should. */
-		shutdown(w->listeners[i].fd, SHUT_RD);
+		 * they are refused, as a stopping server should. An inherited
+		 * socket is the service manager's too: shut down, it would stop
+		 * listening for the next ktlsd as well, so it is left alone and
+		 * new connections wait in its backlog for that one. */
+		if (!w->listeners[i].inherited)
+			shutdown(w->listeners[i].fd, SHUT_RD);
 	}
 	for (struct conn *c = w->conns, *next; c; c = next) {
 		next = c->next;

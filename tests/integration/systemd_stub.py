@@ -17,7 +17,9 @@ protocols ktlsd speaks without libsystemd.
       socket unit starts its service. When CMD exits, run it again with the
       same socket once the file GO exists (deleting GO), as a restart does;
       the socket keeps listening in between. Writes "started PID" and
-      "exited PID CODE" lines to OUT. At SIGTERM, passes it on and stops.
+      "exited PID CODE" lines to OUT. At SIGTERM, passes it on and stops;
+      it also stops when GO has not come 120 s after an exit (a test that
+      was killed leaves no stub behind).
 """
 
 import os
@@ -78,6 +80,7 @@ def activate(args):
     if fdname is not None:
         env["LISTEN_FDNAMES"] = fdname
     child = None
+    stopping = []
 
     def socket_as_fd3():
         if lsock.fileno() == 3:
@@ -85,11 +88,12 @@ def activate(args):
         else:
             os.dup2(lsock.fileno(), 3)
 
+    # The loop below waits for the child: the handler only passes the
+    # signal on (waiting here too would deadlock on Popen's lock).
     def stop(*_):
-        if child and child.poll() is None:
+        stopping.append(True)
+        if child:
             child.send_signal(signal.SIGTERM)
-            child.wait()
-        sys.exit(0)
 
     signal.signal(signal.SIGTERM, stop)
     with open(out, "w", encoding="utf-8") as f:
@@ -104,8 +108,11 @@ def activate(args):
             code = child.wait()
             out_line(f, "exited %d %d" % (child.pid, code))
             child = None
-            while not os.path.exists(go):
+            give_up = time.monotonic() + 120
+            while not stopping and not os.path.exists(go) and time.monotonic() < give_up:
                 time.sleep(0.05)
+            if stopping or not os.path.exists(go):
+                return 0
             os.unlink(go)
 
 
