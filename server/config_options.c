@@ -148,6 +148,24 @@ const char *config_option_range(const struct opt *o, char buf[static 64])
 	return buf;
 }
 
+const char *config_group_name(enum opt_group g)
+{
+	return g < G_COUNT ? group_names[g] : NULL;
+}
+
+const char *config_option_note(const struct opt *o, char buf[static 256])
+{
+	char range[64];
+
+	if (o->type == T_UINT || o->type == T_MS)
+		snprintf(buf, 256, "(%s; default: %s)", config_option_range(o, range), o->def);
+	else if (o->def)
+		snprintf(buf, 256, "(default: %s)", o->def);
+	else
+		return NULL;
+	return buf;
+}
+
 enum { HELP_INDENT = 32, HELP_WIDTH = 80 };
 
 /* Prints text from column HELP_INDENT, which the caller has reached, wrapped
@@ -185,7 +203,8 @@ void config_print_help(FILE *out)
 		fprintf(out, "\n%s:\n", group_names[g]);
 		for (size_t i = 0; i < config_noptions; i++) {
 			const struct opt *o = &config_options[i];
-			char lhs[64], note[256], buf[64];
+			char lhs[64], buf[256];
+			const char *note;
 			int n;
 
 			if (o->group != (enum opt_group)g)
@@ -197,24 +216,23 @@ void config_print_help(FILE *out)
 			else
 				fprintf(out, "%-*s", HELP_INDENT, lhs);
 			print_wrapped(out, o->help);
-			if (o->type == T_UINT || o->type == T_MS)
-				snprintf(note, sizeof(note), "(%s; default: %s)", config_option_range(o, buf),
-				         o->def);
-			else if (o->def)
-				snprintf(note, sizeof(note), "(default: %s)", o->def);
-			else
+			note = config_option_note(o, buf);
+			if (!note)
 				continue;
 			fprintf(out, "%*s", HELP_INDENT, "");
 			print_wrapped(out, note);
 		}
 	}
-	fputs("\nEvery option but --config, --check, --test-config, --help and --version can also\n"
-	      "be set in the --config file, one \"name value\" or \"name = value\" per line, '#'\n"
-	      "starting a comment; quotes around a value are optional. Flags override the file,\n"
-	      "and a repeatable flag (--listen, --listen-plain, --cert/--key) replaces the\n"
-	      "file's list instead of adding to it.\n",
-	      out);
+	fputs("\n", out);
+	fputs(config_file_rules, out);
 }
+
+const char config_file_rules[] =
+    "Every option but --config, --check, --test-config, --help and --version can also\n"
+    "be set in the --config file, one \"name value\" or \"name = value\" per line, '#'\n"
+    "starting a comment; quotes around a value are optional. Flags override the file,\n"
+    "and a repeatable flag (--listen, --listen-plain, --cert/--key) replaces the\n"
+    "file's list instead of adding to it.\n";
 
 const char *config_option_name(size_t i)
 {

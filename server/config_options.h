@@ -57,6 +57,17 @@ const struct opt *config_find_option(const char *name, size_t len);
 /* "MIN to MAX" of a number or seconds option, as a user would write them. */
 const char *config_option_range(const struct opt *o, char buf[static 64]);
 
+/* The name of a group, "General", "TLS", ...: the headings of --help. */
+const char *config_group_name(enum opt_group g);
+
+/* What --help prints under an option's text: "(MIN to MAX; default: D)" or
+ * "(default: D)"; NULL for an option without a default. */
+const char *config_option_note(const struct opt *o, char buf[static 256]);
+
+/* The paragraph that ends --help: which options the config file takes and
+ * how it combines with the flags (also in ktlsd(8) and the sample file). */
+extern const char config_file_rules[];
+
 void config_print_help(FILE *out);
 
 /* Name (without "--") of the i-th option in the table, NULL past the end:

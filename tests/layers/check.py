@@ -14,8 +14,9 @@ Rules (STYLE.md, "The layering we want"):
   5. The worker dispatches completions without knowing their owners: worker.*
      includes no protocol handler either (only conn.h, to make connections).
   6. (Not layering, but from the same tree walk.) Every file git tracks under
-     proto/, ktls/, server/, tests/, fuzz/, bench/, scripts/ and www/ is
-     listed in Makefile.am, so the tarball of make dist is complete.
+     proto/, ktls/, server/, tests/, fuzz/, bench/, scripts/, www/, doc/ and
+     systemd/ is listed in Makefile.am, so the tarball of make dist is
+     complete.
 
 Prints "ok RULE" / "FAIL RULE: detail" and "N passed, N failed"; exits 1 if
 any rule is broken.
@@ -106,7 +107,7 @@ def main():
     # The tarball (make dist) ships what git tracks outside the sources.
     try:
         tracked = subprocess.run(["git", "-C", top, "ls-files", "proto", "ktls", "server",
-                                  "tests", "fuzz", "bench", "scripts", "www"],
+                                  "tests", "fuzz", "bench", "scripts", "www", "doc", "systemd"],
                                  capture_output=True, text=True,
                                  check=True).stdout.split()
     except (OSError, subprocess.CalledProcessError):
@@ -114,7 +115,7 @@ def main():
     if tracked is not None:
         with open(os.path.join(top, "Makefile.am"), encoding="utf-8") as f:
             listed = set(re.findall(r"[\w./-]+", f.read()))
-        rule("Makefile.am lists every tracked source, header, test, bench, fuzz and script file",
+        rule("Makefile.am lists every tracked source, header, test, bench, fuzz, script and doc file",
              sorted(t for t in tracked if t not in listed and not os.path.basename(t).startswith(".")
                     # automake ships a check program's default source itself
                     and not re.fullmatch(r"tests/unit/test_\w+\.c", t)))
