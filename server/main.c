@@ -330,6 +330,7 @@ int main(int argc, char **argv)
 	}
 	if (log_open(cfg.error_log, cfg.log_level) < 0) {
 		fprintf(stderr, "ktlsd: --error-log %s: %s\n", cfg.error_log, strerror(errno));
+		config_free(&cfg);
 		return 2;
 	}
 	notify_open(&notify);
