@@ -9,6 +9,7 @@
 
 #include "server/log.h"
 #include "server/sock.h"
+#include "server/stats.h"
 #include "server/worker-t.h"
 
 #define LINGER_MS 2000
@@ -265,15 +266,16 @@ void conn_check_deadline(struct conn *c, uint64_t now_ms)
 	if (c->state == CONN_PROTO)
 		c->proto->tick(c);
 	if (c->state != CONN_CLOSING && c->deadline_ms && now_ms >= c->deadline_ms) {
-		c->w->stats.timeouts++;
 		switch (c->state) {
 		case CONN_HANDSHAKE:
+			c->w->stats.timeouts[STAT_TO_HANDSHAKE]++;
 			conn_abort(c, "handshake timeout");
 			break;
 		case CONN_PROTO:
 			c->proto->timeout(c);
 			break;
 		default:
+			c->w->stats.timeouts[STAT_TO_LINGER]++;
 			conn_abort(c, NULL);
 			break;
 		}

@@ -14,6 +14,7 @@
 #include "proto/h1_parser.h"
 #include "proto/static_file.h"
 #include "server/h1_conn-t.h"
+#include "server/stats-t.h"
 
 struct conn;
 struct sock;
@@ -45,7 +46,7 @@ struct conn_proto {
 	void (*shutdown)(struct conn *c);
 	/* The timer: recompute c->deadline_ms, give back idle buffers. */
 	void (*tick)(struct conn *c);
-	/* c->deadline_ms passed. */
+	/* c->deadline_ms passed (it counts which deadline it was). */
 	void (*timeout)(struct conn *c);
 	/* Frees the protocol's state (nothing of it is in flight). */
 	void (*release)(struct conn *c);

@@ -24,6 +24,7 @@
 #include "server/pipepool.h"
 #include "server/ring.h"
 #include "server/rxring.h"
+#include "server/stats-t.h"
 
 struct conn;
 struct conn_proto;
@@ -52,13 +53,21 @@ struct listener {
 	struct __kernel_timespec retry;
 };
 
+/* A worker's counters: plain integers that only the worker writes, on its
+ * request path (no atomics, no lock). The arrays are indexed by the
+ * dimensions of stats-t.h. */
 struct worker_stats {
-	uint64_t accepted, requests, bytes_out;
+	uint64_t accepted;
+	uint64_t requests[STAT_PROTOS][STAT_CLASSES];  /* answered, by protocol and status class */
+	uint64_t bytes_out[STAT_VIAS][STAT_TLS_PATHS]; /* taken by the socket */
+	uint64_t handshakes[STAT_HANDSHAKES];
 	uint64_t ktls_tx, ktls_off;              /* connections by TLS path */
 	uint64_t body_copy, body_splice;         /* responses by body path */
 	uint64_t send_ops, splice_ops, read_ops, recv_ops;
 	uint64_t recv_ring, recv_nobufs;         /* recvs that took a ring buffer; found it empty */
-	uint64_t timeouts, truncated;
+	uint64_t timeouts[STAT_TIMEOUTS];
+	uint64_t limits[STAT_LIMITS];
+	uint64_t truncated;
 };
 
 #define WORKER_MAX_LISTENERS (2 * CONFIG_MAX_LISTEN)

@@ -15,6 +15,7 @@
 
 #include "proto/httpdate.h"
 #include "server/conn.h"
+#include "server/stats.h"
 
 #define RING_ENTRIES 1024
 #define TICK_MS 250
@@ -176,6 +177,8 @@ static void on_accept(struct ring_op *op, int res, uint32_t flags)
 
 		w->stats.accepted++;
 		if (w->stopping || w->nconns >= w->srv->cfg->max_connections) {
+			if (!w->stopping)
+				w->stats.limits[STAT_LIMIT_CONNECTIONS]++;
 			close(res);
 		} else {
 			/* Responses leave in large writes; Nagle would only delay
@@ -191,6 +194,8 @@ static void on_accept(struct ring_op *op, int res, uint32_t flags)
 		/* Kernel before 5.19: fall back to one accept per completion. */
 		l->multishot = false;
 	} else if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS || res == -ENOMEM) {
+		if (res == -EMFILE || res == -ENFILE)
+			w->stats.limits[STAT_LIMIT_FDS]++;
 		if (!w->accept_paused_logged)
 			log_msg(LOG_WARN, "worker %u: accept: %s; pausing accepts briefly", w->id,
 				strerror(-res));
@@ -443,13 +448,16 @@ static void *worker_main(void *arg)
 		"read_ops=%llu recv_ops=%llu recv_ring=%llu recv_nobufs=%llu timeouts=%llu "
 		"truncated=%llu file_cache_hits=%llu file_cache_misses=%llu file_cache_mem_hits=%llu "
 		"buffer_pool_hits=%lu/%lu",
-		w->id, (unsigned long long)st->accepted, (unsigned long long)st->requests,
-		(unsigned long long)st->bytes_out, (unsigned long long)st->ktls_tx,
+		w->id, (unsigned long long)st->accepted,
+		(unsigned long long)stats_sum(&st->requests[0][0], STAT_PROTOS * STAT_CLASSES),
+		(unsigned long long)stats_sum(&st->bytes_out[0][0], STAT_VIAS * STAT_TLS_PATHS),
+		(unsigned long long)st->ktls_tx,
 		(unsigned long long)st->ktls_off, (unsigned long long)st->body_copy,
 		(unsigned long long)st->body_splice, (unsigned long long)st->send_ops,
 		(unsigned long long)st->splice_ops, (unsigned long long)st->read_ops,
 		(unsigned long long)st->recv_ops, (unsigned long long)st->recv_ring,
-		(unsigned long long)st->recv_nobufs, (unsigned long long)st->timeouts,
+		(unsigned long long)st->recv_nobufs,
+		(unsigned long long)stats_sum(st->timeouts, STAT_TIMEOUTS),
 		(unsigned long long)st->truncated, (unsigned long long)w->files.hits,
 		(unsigned long long)w->files.misses, (unsigned long long)w->files.mem_hits,
 		w->bufs.hits, w->bufs.gets);
