@@ -282,3 +282,21 @@ void conn_check_deadline(struct conn *c, uint64_t now_ms)
 	}
 	release(c);
 }
+
+void conn_tally(const struct conn *c, uint64_t by_state[STAT_CONN_STATES],
+		uint64_t by_tls[STAT_TLS_PATHS])
+{
+	switch (c->state) {
+	case CONN_HANDSHAKE:
+		by_state[STAT_CONN_HANDSHAKE]++;
+		break;
+	case CONN_PROTO:
+		by_state[c->proto->activity(c)]++;
+		break;
+	case CONN_LINGER:
+	case CONN_CLOSING:
+		by_state[STAT_CONN_CLOSING]++;
+		break;
+	}
+	by_tls[stats_tls_path(sock_is_tls(c->sock), sock_ktls_tx(c->sock))]++;
+}

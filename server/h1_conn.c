@@ -443,6 +443,13 @@ static void h1_timeout(struct conn *c)
 	}
 }
 
+static enum stat_conn h1_activity(const struct conn *c)
+{
+	if (c->h1.phase == H1_RESPOND)
+		return STAT_CONN_WRITING;
+	return c->h1.head_started ? STAT_CONN_READING : STAT_CONN_IDLE;
+}
+
 static void h1_release(struct conn *c)
 {
 	if (c->h1.resp && c->h1.resp->file_fd >= 0)
@@ -458,5 +465,6 @@ const struct conn_proto h1_proto = {
 	.shutdown = h1_shutdown,
 	.tick = h1_tick,
 	.timeout = h1_timeout,
+	.activity = h1_activity,
 	.release = h1_release,
 };

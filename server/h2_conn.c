@@ -488,6 +488,16 @@ static void h2_shutdown(struct conn *c)
 	h2_drive(c);
 }
 
+/* From what the last drive saw (update_deadline): no walk over streams. */
+static enum stat_conn h2_activity(const struct conn *c)
+{
+	const struct h2_session *hs = c->h2;
+
+	if (hs->owed)
+		return STAT_CONN_WRITING;
+	return hs->header_block_ms ? STAT_CONN_READING : STAT_CONN_IDLE;
+}
+
 static void h2_release(struct conn *c)
 {
 	struct h2_session *hs = c->h2;
@@ -513,5 +523,6 @@ const struct conn_proto h2_proto = {
 	.shutdown = h2_shutdown,
 	.tick = h2_tick,
 	.timeout = h2_timeout,
+	.activity = h2_activity,
 	.release = h2_release,
 };

@@ -44,4 +44,14 @@ enum stat_limit {
 	STAT_LIMITS,
 };
 
+/* What an open connection is doing, as nginx's stub_status sees it. */
+enum stat_conn {
+	STAT_CONN_HANDSHAKE, /* the TLS handshake */
+	STAT_CONN_READING,   /* a request head (HTTP/2: a header block) has begun to arrive */
+	STAT_CONN_WRITING,   /* a response is owed */
+	STAT_CONN_IDLE,      /* keep-alive, waiting for the next request */
+	STAT_CONN_CLOSING,   /* answered, lingering or waiting for the ring to let go */
+	STAT_CONN_STATES,
+};
+
 #endif

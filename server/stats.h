@@ -1,4 +1,13 @@
-/* A worker's statistics: the helpers that count them on the request path. */
+/* A worker's statistics: how they are counted on the request path, and
+ * how they cross to the status listener's thread.
+ *
+ * The worker increments plain integers (struct worker_stats) and, once a
+ * tick (250 ms), copies them with its gauges into its published snapshot
+ * with relaxed atomic stores, which on x86-64 and arm64 are plain stores:
+ * the request path pays nothing for being watched. A reader loads the
+ * words with relaxed atomic loads: each word is whole (never torn), a
+ * snapshot is at most a tick old, and words of one snapshot may come from
+ * two consecutive ticks, which counters that only grow make harmless. */
 #ifndef KTLSD_SERVER_STATS_H
 #define KTLSD_SERVER_STATS_H
 
@@ -22,6 +31,17 @@ static inline enum stat_tls stats_tls_path(bool tls, bool ktls_tx)
 {
 	return !tls ? STAT_TLS_NONE : ktls_tx ? STAT_TLS_KERNEL : STAT_TLS_USER;
 }
+
+/* The worker: makes snap the published one. */
+void stats_publish(_Atomic uint64_t shown[WORKER_SNAPSHOT_WORDS],
+		   const struct worker_snapshot *snap);
+
+/* Any thread: the last snapshot published. */
+void stats_read(const _Atomic uint64_t shown[WORKER_SNAPSHOT_WORDS],
+		struct worker_snapshot *snap);
+
+/* Adds one worker's snapshot into sum (counters and gauges alike). */
+void stats_add(struct worker_snapshot *sum, const struct worker_snapshot *one);
 
 /* The sum of n counters. */
 uint64_t stats_sum(const uint64_t *v, size_t n);

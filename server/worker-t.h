@@ -54,7 +54,8 @@ struct listener {
 };
 
 /* A worker's counters: plain integers that only the worker writes, on its
- * request path (no atomics, no lock). The arrays are indexed by the
+ * request path (no atomics, no lock). Others see the copy it publishes
+ * each tick (struct worker_snapshot). The arrays are indexed by the
  * dimensions of stats-t.h. */
 struct worker_stats {
 	uint64_t accepted;
@@ -69,6 +70,20 @@ struct worker_stats {
 	uint64_t limits[STAT_LIMITS];
 	uint64_t truncated;
 };
+
+/* What the status listener shows of a worker: its counters and gauges as
+ * of its last tick. Nothing but uint64_t, so that it is published and read
+ * word by word (stats.h). */
+struct worker_snapshot {
+	struct worker_stats stats;
+	uint64_t conns[STAT_CONN_STATES];        /* open connections by what they do */
+	uint64_t conns_tls[STAT_TLS_PATHS];      /* ... and by who encrypts for them */
+	uint64_t open_files;                     /* of the file cache and responses */
+	uint64_t file_cache_entries, file_cache_hits, file_cache_revalidations;
+	uint64_t file_cache_misses, file_cache_mem_hits;
+};
+
+#define WORKER_SNAPSHOT_WORDS (sizeof(struct worker_snapshot) / sizeof(uint64_t))
 
 #define WORKER_MAX_LISTENERS (2 * CONFIG_MAX_LISTEN)
 
@@ -104,6 +119,9 @@ struct worker {
 	char date[32];
 	struct access_log alog;
 	struct worker_stats stats;
+	/* The last snapshot published, for the status listener's thread: a
+	 * line of its own, away from what the worker writes all the time. */
+	_Alignas(64) _Atomic uint64_t shown[WORKER_SNAPSHOT_WORDS];
 	int start_error;             /* set by the thread before it signals ready */
 	sem_t ready;
 	bool sem_ready;

@@ -312,14 +312,32 @@ static void trim_heap_after_burst(struct worker *w)
 	w->nconns_high = w->nconns;
 }
 
+/* Hands the status listener this tick's counters and gauges (stats.h);
+ * snap holds the connections' tallies. */
+static void publish_stats(struct worker *w, struct worker_snapshot *snap)
+{
+	const struct filecache *fc = &w->files;
+
+	snap->stats = w->stats;
+	snap->open_files = fc->open;
+	snap->file_cache_entries = fc->n;
+	snap->file_cache_hits = fc->hits;
+	snap->file_cache_revalidations = fc->revalidations;
+	snap->file_cache_misses = fc->misses;
+	snap->file_cache_mem_hits = fc->mem_hits;
+	stats_publish(w->shown, snap);
+}
+
 static void on_tick(struct ring_op *op, int res, uint32_t flags)
 {
 	struct worker *w = container_of(op, struct worker, tick_op);
+	struct worker_snapshot snap = {0};
 
 	(void)res;
 	(void)flags;
 	for (struct conn *c = w->conns, *next; c; c = next) {
 		next = c->next;
+		conn_tally(c, snap.conns, snap.conns_tls);
 		if (w->stopping && w->now_ms >= w->stop_deadline_ms)
 			conn_abort(c, "shutdown grace period over");
 		else
@@ -328,6 +346,7 @@ static void on_tick(struct ring_op *op, int res, uint32_t flags)
 	access_log_flush(&w->alog);
 	bufpool_trim(&w->bufs);
 	trim_heap_after_burst(w);
+	publish_stats(w, &snap);
 	arm_tick(w);
 }
 
@@ -441,6 +460,8 @@ static void *worker_main(void *arg)
 		io_uring_cq_advance(&w->ring, n);
 	}
 	access_log_flush(&w->alog);
+	struct worker_snapshot last = {0};
+	publish_stats(w, &last); /* what a scrape during the rest of the shutdown sees */
 	const struct worker_stats *st = &w->stats;
 	log_msg(LOG_INFO,
 		"worker %u stats: accepted=%llu requests=%llu bytes_out=%llu ktls_tx=%llu "
