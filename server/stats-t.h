@@ -1,5 +1,6 @@
 /* The dimensions a worker's statistics are counted by (types only): the
- * counters of struct worker_stats are arrays indexed by these. */
+ * counters of struct worker_stats are arrays indexed by these, and
+ * server/metrics.c names each index for --status-listen. */
 #ifndef KTLSD_SERVER_STATS_T_H
 #define KTLSD_SERVER_STATS_T_H
 
