@@ -314,9 +314,9 @@ bool h2_session_goaway(struct h2_session *hs)
 
 void h2_session_take_counters(struct h2_session *hs, struct h2_counters *out)
 {
-	out->requests += hs->counters.requests;
 	out->body_copy += hs->counters.body_copy;
 	out->truncated += hs->counters.truncated;
+	out->header_list += hs->counters.header_list;
 	hs->counters = (struct h2_counters){0};
 }
 

@@ -102,9 +102,9 @@ struct h2_env {
 /* Counts for the worker's statistics; the glue takes them
  * (h2_session_take_counters). */
 struct h2_counters {
-	uint64_t requests;           /* streams answered */
 	uint64_t body_copy;          /* file bodies framed */
 	uint64_t truncated;          /* responses cut because a file came short */
+	uint64_t header_list;        /* streams reset over --h2-max-header-list */
 };
 
 /* The I/O the pump asks of the glue; every callback gets env.ctx. */

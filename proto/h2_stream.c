@@ -356,11 +356,14 @@ static bool keep_field(struct h2_stream *s, struct h2_field *f, const uint8_t *v
 int h2_stream_header(struct h2_stream *s, const uint8_t *name, size_t namelen,
 		     const uint8_t *value, size_t valuelen)
 {
+	size_t max = s->hs->env.limits.max_header_list;
 	struct h2_field *f;
 
 	/* RFC 9113 6.5.2 counts 32 bytes of overhead per field. */
+	if (s->header_bytes <= max && s->header_bytes + namelen + valuelen + 32 > max)
+		s->hs->counters.header_list++; /* once per stream */
 	s->header_bytes += namelen + valuelen + 32;
-	if (s->header_bytes > s->hs->env.limits.max_header_list)
+	if (s->header_bytes > max)
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* the stream is reset */
 	f = field_of(s, name, namelen);
 	if (!f)
@@ -486,7 +489,6 @@ int h2_stream_respond(struct h2_stream *s)
 	struct static_target res;
 	bool head = is(s, &s->method, "HEAD");
 
-	hs->counters.requests++;
 	if (s->bad || !s->path.set)
 		return respond_page(hs, s, 400, head);
 	if (!head && !is(s, &s->method, "GET"))

@@ -37,6 +37,8 @@ struct config {
 	size_t nlisten;
 	struct config_listen listen_plain[CONFIG_MAX_LISTEN]; /* --listen-plain ADDR:PORT, repeatable; default none */
 	size_t nlisten_plain;
+	struct config_listen status_listen; /* --status-listen ADDR:PORT (metrics); default none */
+	size_t nstatus_listen;           /* 0 or 1 */
 	struct config_cert certs[CONFIG_MAX_CERTS];       /* --cert FILE --key FILE, paired in order */
 	size_t ncerts;
 	unsigned workers;                /* --workers N; 0 = one per allowed CPU */

@@ -290,7 +290,9 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 		size_t *n = FIELD(cfg, o->count_off, size_t);
 		struct config_listen *l = FIELD(cfg, o->off, struct config_listen);
 
-		if (fresh)
+		/* A listener of one address (max 1) takes the last one given,
+		 * as any single-valued option does. */
+		if (fresh || o->max == 1)
 			*n = 0;
 		if (*n == CONFIG_MAX_LISTEN) {
 			report(c, o, "at most %d addresses", CONFIG_MAX_LISTEN);
@@ -598,6 +600,8 @@ bool config_restart_needed(const struct config *old, const struct config *new, c
 	    {"listen", old->listen, new->listen, old->nlisten, new->nlisten},
 	    {"listen-plain", old->listen_plain, new->listen_plain, old->nlisten_plain,
 	     new->nlisten_plain},
+	    {"status-listen", &old->status_listen, &new->status_listen, old->nstatus_listen,
+	     new->nstatus_listen},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {

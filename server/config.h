@@ -33,9 +33,9 @@ void config_free(struct config *cfg);
 
 /* Whether running with new instead of old (a SIGHUP) needs a restart: the
  * listeners are bound, the logs and the pid file opened, and root dropped
- * once at start, so --listen, --listen-plain (addresses, not only counts),
- * --user, --pid-file, --error-log and --access-log cannot change in a
- * running process. --workers is compared by the caller, which knows what 0
+ * once at start, so --listen, --listen-plain, --status-listen (addresses,
+ * not only counts), --user, --pid-file, --error-log and --access-log cannot
+ * change in a running process. --workers is compared by the caller, which knows what 0
  * stands for. Returns true and writes the first difference into why
  * ("listeners cannot change without a restart (listen 127.0.0.1:8443
  * removed)"); false when new can be applied as it is. */

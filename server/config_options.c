@@ -21,6 +21,11 @@ const struct opt config_options[] = {
     OPT("listen-plain", "ADDR:PORT", T_LISTEN, G_GENERAL, OFF(listen_plain), NULL,
         "Accept plain HTTP here; repeatable, same forms as --listen.",
         .count_off = OFF(nlisten_plain)),
+    OPT("status-listen", "ADDR:PORT", T_LISTEN, G_GENERAL, OFF(status_listen), NULL,
+        "Serve metrics here over plain HTTP: Prometheus text at /metrics, JSON at /status. "
+        "One address, same forms as --listen; keep it on loopback or a private network. "
+        "Off unless given.",
+        .count_off = OFF(nstatus_listen), .max = 1),
     OPT("workers", "N", T_UINT, G_GENERAL, OFF(workers), "0",
         "Worker threads; 0 means one per CPU this process may run on.", .max = 1024),
     OPT("config", "FILE", T_STRING, G_GENERAL, OFF(config_file), NULL,

@@ -22,7 +22,8 @@ enum opt_type {
 	T_TRISTATE,  /* auto|on|off, in the order of enum config_tristate */
 	T_ENUM,      /* int: position of the value in the placeholder "a|b|c" */
 	T_PROTOCOLS, /* TLSv1.2 and/or TLSv1.3, stored normalised */
-	T_LISTEN,    /* appends to a struct config_listen array; count at count_off */
+	T_LISTEN,    /* appends to a struct config_listen array; count at count_off; max 1:
+	              * one address, the last given */
 	T_CERT,      /* appends the cert_file or key_file half (off) of certs[] */
 	T_ACTION,    /* --help, --version: takes no value */
 	T_FLAG,      /* bool set by the bare flag (--check): takes no value */

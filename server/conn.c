@@ -9,6 +9,7 @@
 
 #include "server/log.h"
 #include "server/sock.h"
+#include "server/stats.h"
 #include "server/worker-t.h"
 
 #define LINGER_MS 2000
@@ -265,18 +266,37 @@ void conn_check_deadline(struct conn *c, uint64_t now_ms)
 	if (c->state == CONN_PROTO)
 		c->proto->tick(c);
 	if (c->state != CONN_CLOSING && c->deadline_ms && now_ms >= c->deadline_ms) {
-		c->w->stats.timeouts++;
 		switch (c->state) {
 		case CONN_HANDSHAKE:
+			c->w->stats.timeouts[STAT_TO_HANDSHAKE]++;
 			conn_abort(c, "handshake timeout");
 			break;
 		case CONN_PROTO:
 			c->proto->timeout(c);
 			break;
 		default:
+			c->w->stats.timeouts[STAT_TO_LINGER]++;
 			conn_abort(c, NULL);
 			break;
 		}
 	}
 	release(c);
+}
+
+void conn_tally(const struct conn *c, uint64_t by_state[STAT_CONN_STATES],
+		uint64_t by_tls[STAT_TLS_PATHS])
+{
+	switch (c->state) {
+	case CONN_HANDSHAKE:
+		by_state[STAT_CONN_HANDSHAKE]++;
+		break;
+	case CONN_PROTO:
+		by_state[c->proto->activity(c)]++;
+		break;
+	case CONN_LINGER:
+	case CONN_CLOSING:
+		by_state[STAT_CONN_CLOSING]++;
+		break;
+	}
+	by_tls[stats_tls_path(sock_is_tls(c->sock), sock_ktls_tx(c->sock))]++;
 }

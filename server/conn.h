@@ -14,6 +14,7 @@
 #include "proto/h1_parser.h"
 #include "proto/static_file.h"
 #include "server/h1_conn-t.h"
+#include "server/stats-t.h"
 
 struct conn;
 struct sock;
@@ -45,8 +46,11 @@ struct conn_proto {
 	void (*shutdown)(struct conn *c);
 	/* The timer: recompute c->deadline_ms, give back idle buffers. */
 	void (*tick)(struct conn *c);
-	/* c->deadline_ms passed. */
+	/* c->deadline_ms passed (it counts which deadline it was). */
 	void (*timeout)(struct conn *c);
+	/* What the connection is doing: reading a request, owing a
+	 * response, or idle (for the status listener's gauges). */
+	enum stat_conn (*activity)(const struct conn *c);
 	/* Frees the protocol's state (nothing of it is in flight). */
 	void (*release)(struct conn *c);
 };
@@ -73,6 +77,11 @@ int conn_new(struct worker *w, int fd, bool tls, const struct sockaddr *peer,
 
 /* Timer tick: closes the conn if its deadline passed. */
 void conn_check_deadline(struct conn *c, uint64_t now_ms);
+
+/* Adds c to the counts of open connections by state and by who encrypts
+ * for it (the worker's gauges, each tick). */
+void conn_tally(const struct conn *c, uint64_t by_state[STAT_CONN_STATES],
+		uint64_t by_tls[STAT_TLS_PATHS]);
 
 /* Graceful shutdown: idle conns close now, busy ones after their response. */
 void conn_shutdown(struct conn *c);

@@ -70,6 +70,7 @@ static void entry_free(struct filecache *fc, struct filecache_entry *e)
 	if ((unsigned)e->fd < fc->by_fd_cap)
 		fc->by_fd[e->fd] = NULL;
 	close(e->fd);
+	fc->open--;
 	if (e->mem)
 		fc->mem_bytes -= (size_t)e->st.st_size;
 	free(e->mem);
@@ -168,6 +169,8 @@ int filecache_open(struct filecache *fc, int root_fd, const char *rel, uint64_t 
 	if (mem)
 		*mem = NULL;
 	int fd = file_open_beneath(root_fd, rel, st);
+	if (fd >= 0)
+		fc->open++;
 	if (fd < 0 || !S_ISREG(st->st_mode) || fc->max == 0 || !by_fd_fits(fc, fd))
 		return fd;
 	size_t len = strlen(rel);
@@ -201,8 +204,10 @@ void filecache_release(struct filecache *fc, int fd)
 	struct filecache_entry *e = lent(fc, fd);
 
 	if (!e) {
-		if (fd >= 0)
+		if (fd >= 0) {
 			close(fd);
+			fc->open--;
+		}
 		return;
 	}
 	if (--e->leases == 0 && !e->listed)

@@ -47,6 +47,7 @@ struct filecache {
 	struct filecache_entry **by_fd;
 	unsigned by_fd_cap;
 	size_t mem_bytes;
+	unsigned open;   /* fds open: entries', lent ones whose entry went, uncached ones */
 	uint64_t hits, misses, revalidations, mem_hits;
 };
 

@@ -16,6 +16,7 @@
 #include "server/filecache.h"
 #include "server/resolve.h"
 #include "server/sock.h"
+#include "server/stats.h"
 #include "server/log.h"
 #include "server/worker.h"
 
@@ -165,7 +166,6 @@ static void on_request(struct conn *c)
 	const struct h1_request *req = &c->h1.parser->req;
 	struct static_target resbuf, *res = &resbuf;
 
-	c->w->stats.requests++;
 	log_request_line(c, req->method_name);
 	c->close_after = !req->keep_alive || req->has_body;
 
@@ -192,19 +192,24 @@ static void on_request(struct conn *c)
 static void on_parse_error(struct conn *c, int status)
 {
 	const struct h1_request *req = &c->h1.parser->req;
-	c->w->stats.requests++;
 	log_request_line(c, req->method_name[0] ? req->method_name : "-");
+	if (status == 431)
+		c->w->stats.limits[STAT_LIMIT_HEADER]++;
+	else if (status == 414)
+		c->w->stats.limits[STAT_LIMIT_URI]++;
 	log_msg(LOG_DEBUG, "%s: bad request (%d): %s", c->peer_text, status,
 		c->h1.parser->error_reason ? c->h1.parser->error_reason : "?");
 	c->close_after = true;
 	respond_page(c, status ? status : 400, NULL);
 }
 
+/* Once per request, when its response is all out or aborted. */
 static void on_response_done(struct conn *c, bool aborted)
 {
 	struct access_log *al = &c->w->alog;
 	char when[32];
 
+	stats_count_response(&c->w->stats, STAT_HTTP1, c->h1.resp->status);
 	if (al->fd < 0)
 		return;
 	access_log_time(when);
@@ -424,12 +429,25 @@ static void h1_tick(struct conn *c)
 
 static void h1_timeout(struct conn *c)
 {
-	if (c->h1.phase == H1_RESPOND)
+	struct worker_stats *st = &c->w->stats;
+
+	if (c->h1.phase == H1_RESPOND) {
+		st->timeouts[STAT_TO_SEND]++;
 		conn_abort(c, "send timeout");
-	else if (c->h1.head_started)
+	} else if (c->h1.head_started) {
+		st->timeouts[STAT_TO_HEADER]++;
 		conn_abort(c, "request header timeout");
-	else
+	} else {
+		st->timeouts[STAT_TO_IDLE]++;
 		conn_close_graceful(c);
+	}
+}
+
+static enum stat_conn h1_activity(const struct conn *c)
+{
+	if (c->h1.phase == H1_RESPOND)
+		return STAT_CONN_WRITING;
+	return c->h1.head_started ? STAT_CONN_READING : STAT_CONN_IDLE;
 }
 
 static void h1_release(struct conn *c)
@@ -447,5 +465,6 @@ const struct conn_proto h1_proto = {
 	.shutdown = h1_shutdown,
 	.tick = h1_tick,
 	.timeout = h1_timeout,
+	.activity = h1_activity,
 	.release = h1_release,
 };

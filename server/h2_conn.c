@@ -14,6 +14,7 @@
 #include "server/log.h"
 #include "server/resolve.h"
 #include "server/sock.h"
+#include "server/stats.h"
 #include "server/worker.h"
 
 /* After a timeout's GOAWAY, how long the client has to go. */
@@ -190,8 +191,8 @@ static void take_counters(struct conn *c)
 	struct h2_counters k = {0};
 
 	h2_session_take_counters(c->h2, &k);
-	c->w->stats.requests += k.requests;
 	c->w->stats.body_copy += k.body_copy;
+	c->w->stats.limits[STAT_LIMIT_H2_HEADER_LIST] += k.header_list;
 	c->w->stats.truncated += k.truncated;
 }
 
@@ -243,6 +244,7 @@ static void env_stream_done(void *ctx, const struct h2_stream_record *r)
 	struct access_log *al = &c->w->alog;
 	char when[32], method[64], path[256];
 
+	stats_count_response(&c->w->stats, STAT_HTTP2, r->status);
 	if (al->fd < 0)
 		return;
 	access_log_time(when);
@@ -275,6 +277,7 @@ static void env_event(void *ctx, enum h2_event ev, const struct h2_stream *s, in
 			s->id, err < 0 ? strerror(-err) : "short read");
 		break;
 	case H2_EV_RESET_FLOOD:
+		c->w->stats.limits[STAT_LIMIT_H2_RESETS]++;
 		log_msg(LOG_DEBUG, "%s: HTTP/2: stream resets over --h2-reset-rate; GOAWAY",
 			c->peer_text);
 		break;
@@ -328,6 +331,10 @@ static bool take_input(struct conn *c)
 			/* Input refreshes no timer: see update_deadline. */
 			ssize_t rv = h2_session_recv(hs, (const uint8_t *)p, avail);
 			if (rv < 0) {
+				if (rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS)
+					c->w->stats.limits[STAT_LIMIT_H2_CONTINUATIONS]++;
+				else if (rv == NGHTTP2_ERR_FLOODED)
+					c->w->stats.limits[STAT_LIMIT_H2_FLOOD]++;
 				log_msg(LOG_DEBUG, "%s: HTTP/2: %s", c->peer_text, nghttp2_strerror((int)rv));
 				conn_abort(c, "HTTP/2 protocol error");
 				return false;
@@ -397,11 +404,19 @@ static void update_deadline(struct conn *c)
 static void h2_timeout(struct conn *c)
 {
 	struct h2_session *hs = c->h2;
+	struct worker_stats *st = &c->w->stats;
+	const struct config *cfg = c->w->srv->cfg;
 
 	if (hs->timed_out) {
+		st->timeouts[STAT_TO_LINGER]++;
 		conn_abort(c, "HTTP/2 timeout");
 		return;
 	}
+	/* Which of update_deadline's clocks ran out. */
+	if (hs->header_block_ms && c->w->now_ms >= hs->header_block_ms + cfg->header_timeout_ms)
+		st->timeouts[STAT_TO_HEADER]++;
+	else
+		st->timeouts[hs->owed ? STAT_TO_SEND : STAT_TO_IDLE]++;
 	/* Say GOAWAY first (RFC 9113 6.8); if that does not end it soon,
 	 * drop it. */
 	hs->timed_out = true;
@@ -473,6 +488,16 @@ static void h2_shutdown(struct conn *c)
 	h2_drive(c);
 }
 
+/* From what the last drive saw (update_deadline): no walk over streams. */
+static enum stat_conn h2_activity(const struct conn *c)
+{
+	const struct h2_session *hs = c->h2;
+
+	if (hs->owed)
+		return STAT_CONN_WRITING;
+	return hs->header_block_ms ? STAT_CONN_READING : STAT_CONN_IDLE;
+}
+
 static void h2_release(struct conn *c)
 {
 	struct h2_session *hs = c->h2;
@@ -498,5 +523,6 @@ const struct conn_proto h2_proto = {
 	.shutdown = h2_shutdown,
 	.tick = h2_tick,
 	.timeout = h2_timeout,
+	.activity = h2_activity,
 	.release = h2_release,
 };

@@ -21,6 +21,7 @@
 #include "server/log.h"
 #include "server/notify.h"
 #include "server/privs.h"
+#include "server/status_listen.h"
 #include "server/worker.h"
 
 static void fill_tls_settings(struct server *srv)
@@ -307,6 +308,7 @@ int main(int argc, char **argv)
 	const struct server *current = &srv;
 	struct worker *workers;
 	struct notify notify;
+	struct status_listen status = {.fd = -1, .stop_fd = -1};
 	sigset_t sigs;
 	int sig, rc;
 	unsigned n;
@@ -376,6 +378,8 @@ int main(int argc, char **argv)
 	for (; prepared < n; prepared++)
 		if (worker_prepare(&workers[prepared], prepared, &srv) < 0)
 			goto fail;
+	if (cfg.nstatus_listen && status_listen_open(&status, &cfg.status_listen) < 0)
+		goto fail;
 	if (cfg.pid_file && write_pid_file(cfg.pid_file) < 0)
 		log_msg(LOG_WARN, "pid-file %s: %s", cfg.pid_file, strerror(errno));
 	if (cfg.user && privs_drop(cfg.user) < 0)
@@ -392,6 +396,15 @@ int main(int argc, char **argv)
 		ring_features_describe(&workers[0].feat, feats, sizeof(feats));
 		log_msg(LOG_INFO, "ktlsd %s serving %s with %u workers; kTLS %s; %s", PACKAGE_VERSION,
 			cfg.root, n, srv.use_ktls ? "on" : "off", feats);
+	}
+	if (status.fd >= 0) {
+		rc = status_listen_start(&status, workers, n, srv.use_ktls);
+		if (rc < 0) {
+			log_msg(LOG_ERROR, "status-listen: %s", strerror(-rc));
+			goto fail;
+		}
+		log_msg(LOG_INFO, "metrics on http://%s/metrics and /status",
+			cfg.status_listen.text);
 	}
 	notify_send(&notify, "READY=1\nSTATUS=serving %s with %u workers", cfg.root, n);
 
@@ -421,6 +434,8 @@ int main(int argc, char **argv)
 		worker_request_stop(&workers[i]);
 	for (unsigned i = 0; i < n; i++)
 		worker_join(&workers[i]);
+	/* Up until now, so that a scrape during the grace period works. */
+	status_listen_stop(&status);
 	if (cfg.pid_file)
 		unlink(cfg.pid_file);
 	free(workers);
@@ -438,6 +453,7 @@ int main(int argc, char **argv)
 
 fail:
 	/* Start-up failed: undo what was done, so that nothing leaks. */
+	status_listen_stop(&status);
 	for (unsigned i = 0; i < started; i++)
 		worker_request_stop(&workers[i]);
 	for (unsigned i = 0; i < n && i <= prepared; i++) {

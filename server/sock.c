@@ -15,6 +15,7 @@
 #include "server/pipepool.h"
 #include "server/ring.h"
 #include "server/rxring.h"
+#include "server/stats.h"
 #include "server/worker-t.h"
 
 /* Every receive buffer, from the ring or the pool (see rxring.h). */
@@ -294,13 +295,17 @@ enum sock_handshake sock_handshake(struct sock *s)
 	enum tls_status st = tls_handshake(s->ssl);
 	if (openssl_output_waits(s))
 		post_next_send(s);
-	if (st == TLS_FAILED)
+	if (st == TLS_FAILED) {
+		s->w->stats.handshakes[STAT_HS_FAILED]++;
 		return SOCK_HS_FAILED;
+	}
 	if (st == TLS_DONE) {
+		struct worker_stats *stats = &s->w->stats;
 		if (s->wire.ktls_tx)
-			s->w->stats.ktls_tx++;
+			stats->ktls_tx++;
 		else
-			s->w->stats.ktls_off++;
+			stats->ktls_off++;
+		stats->handshakes[SSL_session_reused(s->ssl) ? STAT_HS_RESUMED : STAT_HS_FULL]++;
 		return SOCK_HS_DONE;
 	}
 	return SOCK_HS_AGAIN;
@@ -806,10 +811,12 @@ static void post_next_send(struct sock *s)
 	}
 }
 
-static void account_sent(struct sock *s, int res)
+static void account_sent(struct sock *s, enum stat_via via, int res)
 {
+	enum stat_tls tls = stats_tls_path(s->ssl != NULL, s->wire.ktls_tx);
+
 	s->bytes_sent += (uint64_t)res;
-	s->w->stats.bytes_out += (uint64_t)res;
+	s->w->stats.bytes_out[via][tls] += (uint64_t)res;
 	if (res > 0)
 		s->sent_ms = s->w->now_ms;
 }
@@ -828,7 +835,7 @@ static void send_done(struct ring_op *op, int res, uint32_t flags)
 		goto out;
 	}
 	s->tx_sent += (size_t)res;
-	account_sent(s, res);
+	account_sent(s, STAT_VIA_SEND, res);
 	post_next_send(s);
 	if (!s->send_posted && !s->ctrl_posted && !s->closing)
 		s->h->drive(s->ctx);
@@ -1031,7 +1038,7 @@ static void splice_out_done(struct ring_op *op, int res, uint32_t flags)
 		goto out;
 	}
 	s->splice_len -= (size_t)res;
-	account_sent(s, res);
+	account_sent(s, STAT_VIA_SPLICE, res);
 	if (s->splice_len > 0) {
 		post_splice(s, &s->splice_out_op, false);
 		goto out;

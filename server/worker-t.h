@@ -24,6 +24,7 @@
 #include "server/pipepool.h"
 #include "server/ring.h"
 #include "server/rxring.h"
+#include "server/stats-t.h"
 
 struct conn;
 struct conn_proto;
@@ -53,14 +54,37 @@ struct listener {
 	struct __kernel_timespec retry;
 };
 
+/* A worker's counters: plain integers that only the worker writes, on its
+ * request path (no atomics, no lock). Others see the copy it publishes
+ * each tick (struct worker_snapshot). The arrays are indexed by the
+ * dimensions of stats-t.h. */
 struct worker_stats {
-	uint64_t accepted, requests, bytes_out;
+	uint64_t accepted;
+	uint64_t requests[STAT_PROTOS][STAT_CLASSES];  /* answered, by protocol and status class */
+	uint64_t bytes_out[STAT_VIAS][STAT_TLS_PATHS]; /* taken by the socket */
+	uint64_t handshakes[STAT_HANDSHAKES];
 	uint64_t ktls_tx, ktls_off;              /* connections by TLS path */
 	uint64_t body_copy, body_splice;         /* responses by body path */
 	uint64_t send_ops, splice_ops, read_ops, recv_ops;
 	uint64_t recv_ring, recv_nobufs;         /* recvs that took a ring buffer; found it empty */
-	uint64_t timeouts, truncated;
+	uint64_t timeouts[STAT_TIMEOUTS];
+	uint64_t limits[STAT_LIMITS];
+	uint64_t truncated;
 };
+
+/* What the status listener shows of a worker: its counters and gauges as
+ * of its last tick. Nothing but uint64_t, so that it is published and read
+ * word by word (stats.h). */
+struct worker_snapshot {
+	struct worker_stats stats;
+	uint64_t conns[STAT_CONN_STATES];        /* open connections by what they do */
+	uint64_t conns_tls[STAT_TLS_PATHS];      /* ... and by who encrypts for them */
+	uint64_t open_files;                     /* of the file cache and responses */
+	uint64_t file_cache_entries, file_cache_hits, file_cache_revalidations;
+	uint64_t file_cache_misses, file_cache_mem_hits;
+};
+
+#define WORKER_SNAPSHOT_WORDS (sizeof(struct worker_snapshot) / sizeof(uint64_t))
 
 #define WORKER_MAX_LISTENERS (2 * CONFIG_MAX_LISTEN)
 
@@ -96,6 +120,9 @@ struct worker {
 	char date[32];
 	struct access_log alog;
 	struct worker_stats stats;
+	/* The last snapshot published, for the status listener's thread: a
+	 * line of its own, away from what the worker writes all the time. */
+	_Alignas(64) _Atomic uint64_t shown[WORKER_SNAPSHOT_WORDS];
 	int start_error;             /* set by the thread before it signals ready */
 	sem_t ready;
 	bool sem_ready;

@@ -17,6 +17,7 @@
 #include "proto/httpdate.h"
 #include "server/conn.h"
 #include "server/privs.h"
+#include "server/stats.h"
 
 #define RING_ENTRIES 1024
 #define TICK_MS 250
@@ -193,6 +194,8 @@ static void on_accept(struct ring_op *op, int res, uint32_t flags)
 
 		w->stats.accepted++;
 		if (w->stopping || w->nconns >= w->srv->cfg->max_connections) {
+			if (!w->stopping)
+				w->stats.limits[STAT_LIMIT_CONNECTIONS]++;
 			close(res);
 		} else {
 			/* Responses leave in large writes; Nagle would only delay
@@ -208,6 +211,8 @@ static void on_accept(struct ring_op *op, int res, uint32_t flags)
 		/* Kernel before 5.19: fall back to one accept per completion. */
 		l->multishot = false;
 	} else if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS || res == -ENOMEM) {
+		if (res == -EMFILE || res == -ENFILE)
+			w->stats.limits[STAT_LIMIT_FDS]++;
 		if (!w->accept_paused_logged)
 			log_msg(LOG_WARN, "worker %u: accept: %s; pausing accepts briefly", w->id,
 				strerror(-res));
@@ -328,14 +333,32 @@ static void trim_heap_after_burst(struct worker *w)
 	w->nconns_high = w->nconns;
 }
 
+/* Hands the status listener this tick's counters and gauges (stats.h);
+ * snap holds the connections' tallies. */
+static void publish_stats(struct worker *w, struct worker_snapshot *snap)
+{
+	const struct filecache *fc = &w->files;
+
+	snap->stats = w->stats;
+	snap->open_files = fc->open;
+	snap->file_cache_entries = fc->n;
+	snap->file_cache_hits = fc->hits;
+	snap->file_cache_revalidations = fc->revalidations;
+	snap->file_cache_misses = fc->misses;
+	snap->file_cache_mem_hits = fc->mem_hits;
+	stats_publish(w->shown, snap);
+}
+
 static void on_tick(struct ring_op *op, int res, uint32_t flags)
 {
 	struct worker *w = container_of(op, struct worker, tick_op);
+	struct worker_snapshot snap = {0};
 
 	(void)res;
 	(void)flags;
 	for (struct conn *c = w->conns, *next; c; c = next) {
 		next = c->next;
+		conn_tally(c, snap.conns, snap.conns_tls);
 		if (w->stopping && w->now_ms >= w->stop_deadline_ms)
 			conn_abort(c, "shutdown grace period over");
 		else
@@ -344,6 +367,7 @@ static void on_tick(struct ring_op *op, int res, uint32_t flags)
 	access_log_flush(&w->alog);
 	bufpool_trim(&w->bufs);
 	trim_heap_after_burst(w);
+	publish_stats(w, &snap);
 	arm_tick(w);
 }
 
@@ -458,6 +482,8 @@ static void *worker_main(void *arg)
 		io_uring_cq_advance(&w->ring, n);
 	}
 	access_log_flush(&w->alog);
+	struct worker_snapshot last = {0};
+	publish_stats(w, &last); /* what a scrape during the rest of the shutdown sees */
 	const struct worker_stats *st = &w->stats;
 	log_msg(LOG_INFO,
 		"worker %u stats: accepted=%llu requests=%llu bytes_out=%llu ktls_tx=%llu "
@@ -465,13 +491,16 @@ static void *worker_main(void *arg)
 		"read_ops=%llu recv_ops=%llu recv_ring=%llu recv_nobufs=%llu timeouts=%llu "
 		"truncated=%llu file_cache_hits=%llu file_cache_misses=%llu file_cache_mem_hits=%llu "
 		"buffer_pool_hits=%lu/%lu",
-		w->id, (unsigned long long)st->accepted, (unsigned long long)st->requests,
-		(unsigned long long)st->bytes_out, (unsigned long long)st->ktls_tx,
+		w->id, (unsigned long long)st->accepted,
+		(unsigned long long)stats_sum(&st->requests[0][0], STAT_PROTOS * STAT_CLASSES),
+		(unsigned long long)stats_sum(&st->bytes_out[0][0], STAT_VIAS * STAT_TLS_PATHS),
+		(unsigned long long)st->ktls_tx,
 		(unsigned long long)st->ktls_off, (unsigned long long)st->body_copy,
 		(unsigned long long)st->body_splice, (unsigned long long)st->send_ops,
 		(unsigned long long)st->splice_ops, (unsigned long long)st->read_ops,
 		(unsigned long long)st->recv_ops, (unsigned long long)st->recv_ring,
-		(unsigned long long)st->recv_nobufs, (unsigned long long)st->timeouts,
+		(unsigned long long)st->recv_nobufs,
+		(unsigned long long)stats_sum(st->timeouts, STAT_TIMEOUTS),
 		(unsigned long long)st->truncated, (unsigned long long)w->files.hits,
 		(unsigned long long)w->files.misses, (unsigned long long)w->files.mem_hits,
 		w->bufs.hits, w->bufs.gets);

@@ -466,6 +466,48 @@ START_TEST(test_listen)
 }
 END_TEST
 
+/* --status-listen: off by default, one address (the last given wins, in a
+ * file as on the command line), and fixed for the life of the process. */
+START_TEST(test_status_listen)
+{
+	struct run r, r2;
+	char buf[INET6_ADDRSTRLEN], why[256];
+	char *path = conf("root /\nstatus-listen 127.0.0.1:9100\n");
+
+	RUN_OK(&r, "--root", "/");
+	ck_assert_uint_eq(r.cfg.nstatus_listen, 0);
+	done(&r);
+
+	RUN_OK(&r, "--root", "/", "--status-listen", "[::1]:9100",
+	       "--status-listen=127.0.0.2:9101");
+	ck_assert_uint_eq(r.cfg.nstatus_listen, 1);
+	ck_assert_str_eq(addr_of(&r.cfg.status_listen, buf), "127.0.0.2");
+	ck_assert_uint_eq(port_of(&r.cfg.status_listen), 9101);
+	ck_assert_uint_eq(r.cfg.nlisten, 1); /* not a listener for the files */
+	done(&r);
+
+	RUN_OK(&r, "--config", path);
+	ck_assert_uint_eq(r.cfg.nstatus_listen, 1);
+	ck_assert_str_eq(r.cfg.status_listen.text, "127.0.0.1:9100");
+	RUN_OK(&r2, "--config", path, "--status-listen", "9200");
+	ck_assert_str_eq(r2.cfg.status_listen.text, "9200");
+	ck_assert(config_restart_needed(&r.cfg, &r2.cfg, why, sizeof(why)));
+	ck_assert_str_eq(why, "listeners cannot change without a restart (status-listen "
+	                      "127.0.0.1:9100 removed)");
+	ck_assert(!config_restart_needed(&r.cfg, &r.cfg, why, sizeof(why)));
+	done(&r2);
+	RUN_OK(&r2, "--root", "/");
+	ck_assert(config_restart_needed(&r.cfg, &r2.cfg, why, sizeof(why)));
+	done(&r2);
+	done(&r);
+	unconf(path);
+
+	RUN_ERR("ktlsd: --status-listen: expected ADDR:PORT, [IPV6]:PORT, :PORT or PORT with a "
+	        "numeric address and a port from 1 to 65535, got 'localhost:9100'",
+	        "--root", "/", "--status-listen", "localhost:9100");
+}
+END_TEST
+
 START_TEST(test_certs)
 {
 	struct run r;
@@ -518,6 +560,7 @@ START_TEST(test_help)
 	static const char *const header_names[] = {"root",
 	                                           "listen",
 	                                           "listen-plain",
+	                                           "status-listen",
 	                                           "cert",
 	                                           "key",
 	                                           "workers",
@@ -901,6 +944,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_log_files);
 	tcase_add_test(tc, test_protocols);
 	tcase_add_test(tc, test_listen);
+	tcase_add_test(tc, test_status_listen);
 	tcase_add_test(tc, test_certs);
 	tcase_add_test(tc, test_cli_errors);
 	tcase_add_test(tc, test_help);

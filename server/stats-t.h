@@ -1,0 +1,58 @@
+/* The dimensions a worker's statistics are counted by (types only): the
+ * counters of struct worker_stats are arrays indexed by these, and
+ * server/metrics.c names each index for --status-listen. */
+#ifndef KTLSD_SERVER_STATS_T_H
+#define KTLSD_SERVER_STATS_T_H
+
+/* Which protocol answered a request. */
+enum stat_proto { STAT_HTTP1, STAT_HTTP2, STAT_PROTOS };
+
+/* Status classes 1xx to 5xx. */
+#define STAT_CLASSES 5
+
+/* Who encrypts what a connection sends: the kernel (kTLS), OpenSSL in
+ * user space, or nobody (plain HTTP). */
+enum stat_tls { STAT_TLS_KERNEL, STAT_TLS_USER, STAT_TLS_NONE, STAT_TLS_PATHS };
+
+/* How bytes reached the socket: a send from user memory (heads, copied
+ * bodies, HTTP/2 batches, records OpenSSL sealed), or a splice from the
+ * page cache through a pipe (no copy). */
+enum stat_via { STAT_VIA_SEND, STAT_VIA_SPLICE, STAT_VIAS };
+
+enum stat_handshake { STAT_HS_FULL, STAT_HS_RESUMED, STAT_HS_FAILED, STAT_HANDSHAKES };
+
+/* Which deadline passed (the --*-timeout options; linger: a closing
+ * connection whose peer did not close within the 2 s we wait for it). */
+enum stat_timeout {
+	STAT_TO_HANDSHAKE,
+	STAT_TO_HEADER,
+	STAT_TO_IDLE,
+	STAT_TO_SEND,
+	STAT_TO_LINGER,
+	STAT_TIMEOUTS,
+};
+
+/* A limit that refused a client something. */
+enum stat_limit {
+	STAT_LIMIT_CONNECTIONS,    /* --max-connections: accepted and closed at once */
+	STAT_LIMIT_FDS,            /* accept failed: no file descriptor left (EMFILE, ENFILE) */
+	STAT_LIMIT_HEADER,         /* --max-header-size or --max-headers: 431 */
+	STAT_LIMIT_URI,            /* --max-uri: 414 */
+	STAT_LIMIT_H2_HEADER_LIST, /* --h2-max-header-list: the stream is reset */
+	STAT_LIMIT_H2_RESETS,      /* --h2-reset-rate: GOAWAY */
+	STAT_LIMIT_H2_CONTINUATIONS, /* --h2-max-continuations: the connection is dropped */
+	STAT_LIMIT_H2_FLOOD,       /* nghttp2's flood guards (SETTINGS, PING, ...): dropped */
+	STAT_LIMITS,
+};
+
+/* What an open connection is doing, as nginx's stub_status sees it. */
+enum stat_conn {
+	STAT_CONN_HANDSHAKE, /* the TLS handshake */
+	STAT_CONN_READING,   /* a request head (HTTP/2: a header block) has begun to arrive */
+	STAT_CONN_WRITING,   /* a response is owed */
+	STAT_CONN_IDLE,      /* keep-alive, waiting for the next request */
+	STAT_CONN_CLOSING,   /* answered, lingering or waiting for the ring to let go */
+	STAT_CONN_STATES,
+};
+
+#endif

@@ -1,0 +1,58 @@
+/* --status-listen: the metrics endpoint. A small thread of its own answers
+ * GET and HEAD of /metrics (Prometheus text) and /status (JSON, /status/
+ * too) over plain HTTP/1.x, one request per connection (Connection:
+ * close); anything else is 404, another method 405.
+ *
+ * It stays off the workers' rings: a scrape reads the snapshots the
+ * workers publish each tick anyway (stats.h), so it costs them nothing,
+ * and a slow or stuck scraper cannot reach them. It is bounded all the
+ * same: at most STATUS_MAX_CLIENTS connections at once (a new one pushes
+ * out the oldest that has not finished sending its request, so idle
+ * connections cannot lock scrapers out), a request head of at most
+ * STATUS_REQUEST_MAX bytes (431 beyond), STATUS_TIMEOUT_MS for the whole
+ * exchange. Plain HTTP with no access control: bind it to loopback or a
+ * private address. */
+#ifndef KTLSD_SERVER_STATUS_LISTEN_H
+#define KTLSD_SERVER_STATUS_LISTEN_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "server/config-t.h"
+#include "server/worker-t.h"
+
+#define STATUS_MAX_CLIENTS 16
+#define STATUS_REQUEST_MAX 4096
+#define STATUS_TIMEOUT_MS 10000
+
+struct status_client;
+
+struct status_listen {
+	int fd;                      /* the listening socket; -1: off */
+	int stop_fd;                 /* eventfd: the thread ends when it is written */
+	pthread_t thread;
+	bool running;
+	struct worker *workers;      /* whose snapshots are shown */
+	unsigned nworkers;
+	bool kernel_tls;
+	double start_time;           /* Unix seconds, when status_listen_open ran */
+	uint64_t start_ms;           /* the same moment, monotonic */
+	struct status_client *clients; /* STATUS_MAX_CLIENTS of them */
+	uint64_t accept_paused_until_ms; /* out of fds: accept again then */
+};
+
+/* Binds addr (before --user drops root, with the other listeners). 0, or
+ * -errno with a logged reason. sl need not be initialised. */
+int status_listen_open(struct status_listen *sl, const struct config_listen *addr);
+
+/* Starts the thread ("ktlsd-status") that shows the n workers (started, at
+ * the address they keep until status_listen_stop). 0 or -errno. */
+int status_listen_start(struct status_listen *sl, struct worker *workers, unsigned n,
+			bool kernel_tls);
+
+/* Ends the thread (if started) and closes everything: before the workers'
+ * memory goes. Safe on a status_listen that is off or failed to open. */
+void status_listen_stop(struct status_listen *sl);
+
+#endif
