@@ -14,22 +14,24 @@ struct etag_view {
 };
 
 void etag_format(char *out, size_t outsz, uint64_t ino, uint64_t size, int64_t mtime_sec,
-                 long mtime_nsec)
+                 long mtime_nsec, bool recent)
 {
-	/* Unsigned arithmetic: a pre-1970 or far-future mtime wraps (still a
-	 * stable tag) instead of being signed overflow. */
-	uint64_t ns = (uint64_t)mtime_sec * 1000000000u + (uint64_t)mtime_nsec;
 	char tag[ETAG_MAX];
 	size_t n = 0;
 
 	if (outsz == 0)
 		return;
 	tag[n++] = '"';
-	n += numfmt_hex64(tag + n, ino);
+	/* Unsigned: a pre-1970 mtime wraps (still a stable tag). */
+	n += numfmt_hex64(tag + n, (uint64_t)mtime_sec);
 	tag[n++] = '-';
 	n += numfmt_hex64(tag + n, size);
-	tag[n++] = '-';
-	n += numfmt_hex64(tag + n, ns);
+	if (recent) {
+		tag[n++] = '-';
+		n += numfmt_hex64(tag + n, ino);
+		tag[n++] = '-';
+		n += numfmt_hex64(tag + n, (uint64_t)mtime_nsec);
+	}
 	tag[n++] = '"';
 	if (n >= outsz)
 		n = outsz - 1;

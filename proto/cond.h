@@ -9,9 +9,20 @@
 
 #define ETAG_MAX 64
 
-/* Strong ETag from inode, size and mtime (ns): "\"<ino hex>-<size hex>-<mtime hex>\"". */
+/* A file modified less than this long ago is "recent" (static_file.h). */
+#define ETAG_SETTLED_S 2
+
+/* Strong ETag from mtime and size in nginx's form, "\"<mtime s hex>-<size
+ * hex>\"", so that mirrors of one file (same bytes, size and mtime, as
+ * rsync -t keeps them) give the same tag, nginx's among them, and a
+ * download resumes with If-Range on any of them. A recent file's tag adds
+ * its inode and the mtime's nanoseconds, "\"<mtime s>-<size>-<ino>-<ns>\"":
+ * two versions written within one second (a rename over the file, a
+ * rewrite in place) must not share a tag, and once a file is settled a
+ * same-size change in the same second as the last one is no longer
+ * likely. */
 void etag_format(char *out, size_t outsz, uint64_t ino, uint64_t size, int64_t mtime_sec,
-		 long mtime_nsec);
+		 long mtime_nsec, bool recent);
 
 struct cond_headers { /* each NULL when absent */
 	const char *if_match;

@@ -118,7 +118,7 @@ void static_file_respond(const struct static_request *req, const struct static_f
 
 	memset(resp, 0, sizeof(*resp));
 	etag_format(resp->etag, sizeof(resp->etag), file->ino, file->size, file->mtime_sec,
-	            file->mtime_nsec);
+	            file->mtime_nsec, file->recent);
 	httpdate_format(mtime, resp->last_modified);
 
 	switch (cond_evaluate(&req->cond, resp->etag, mtime)) {

@@ -1,7 +1,9 @@
 #include "server/resolve.h"
 
+#include <time.h>
 #include <unistd.h>
 
+#include "proto/cond.h"
 #include "proto/static_target.h"
 #include "server/file.h"
 #include "server/filecache.h"
@@ -40,4 +42,6 @@ void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now
 	const struct static_opener op = {.open = open_file, .close = close_file, .ctx = &o};
 
 	static_target_resolve(target, len, srv->cfg->dotfiles, srv->mime, &op, out);
+	if (out->status == 0)
+		out->file.recent = (int64_t)time(NULL) - out->file.mtime_sec < ETAG_SETTLED_S;
 }
