@@ -1,6 +1,8 @@
 #include "ktls/tls.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,9 @@ struct tls_server {
 	uint8_t ticket_master[TLS_TICKET_MASTER_LEN];
 	struct ticket_keys keys[2];      /* by epoch parity: the current and the previous */
 	EVP_CIPHER *ticket_cipher;       /* fetched once */
+	EVP_CIPHER *ticket_cipher128;    /* for 48-byte file keys */
+	struct tls_ticket_key file_keys[TLS_TICKET_FILE_KEYS_MAX];
+	size_t nfile_keys;
 };
 
 /* Ticket names carry the epoch they were made in, so decryption finds the key
@@ -73,18 +78,56 @@ static const struct ticket_keys *keys_of(struct tls_server *srv, uint64_t epoch)
 	return k;
 }
 
-static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char iv[16],
-			 EVP_CIPHER_CTX *cctx, EVP_MAC_CTX *mctx, int enc)
+static int init_ticket_ctx(EVP_CIPHER_CTX *cctx, EVP_MAC_CTX *mctx, const EVP_CIPHER *cipher,
+			   const uint8_t *aes, const uint8_t *mac, size_t mac_len,
+			   const unsigned char *iv, int enc)
 {
-	struct tls_server *srv = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
-	uint64_t now_epoch = (uint64_t)time(NULL) / srv->ticket_rotate_s;
-	const struct ticket_keys *k;
-	uint64_t epoch;
 	char digest[] = "SHA256";
 	OSSL_PARAM params[2] = {
 		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
 		OSSL_PARAM_construct_end(),
 	};
+
+	return EVP_CipherInit_ex(cctx, cipher, NULL, aes, iv, enc) &&
+	       EVP_MAC_CTX_set_params(mctx, params) && EVP_MAC_init(mctx, mac, mac_len, NULL);
+}
+
+/* Keys from --tls-ticket-key-file, as nginx uses them: the first encrypts,
+ * any decrypts, and a ticket is renewed when TLS 1.3 (tickets are for one
+ * use) or when it was sealed with another key than the first. */
+static int file_ticket_cb(struct tls_server *srv, SSL *ssl, unsigned char key_name[16],
+			  unsigned char iv[16], EVP_CIPHER_CTX *cctx, EVP_MAC_CTX *mctx, int enc)
+{
+	size_t i = 0;
+
+	if (enc) {
+		memcpy(key_name, srv->file_keys[0].name, 16);
+		if (RAND_bytes(iv, 16) <= 0)
+			return -1;
+	} else {
+		while (i < srv->nfile_keys && CRYPTO_memcmp(srv->file_keys[i].name, key_name, 16))
+			i++;
+		if (i == srv->nfile_keys)
+			return 0;
+	}
+	const struct tls_ticket_key *k = &srv->file_keys[i];
+	if (!init_ticket_ctx(cctx, mctx, k->aes256 ? srv->ticket_cipher : srv->ticket_cipher128,
+			     k->aes, k->mac, k->aes256 ? 32 : 16, iv, enc))
+		return -1;
+	if (enc)
+		return 1;
+	return i == 0 && SSL_version(ssl) < TLS1_3_VERSION ? 1 : 2;
+}
+
+static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char iv[16],
+			 EVP_CIPHER_CTX *cctx, EVP_MAC_CTX *mctx, int enc)
+{
+	struct tls_server *srv = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+	if (srv->nfile_keys > 0)
+		return file_ticket_cb(srv, ssl, key_name, iv, cctx, mctx, enc);
+	uint64_t now_epoch = (uint64_t)time(NULL) / srv->ticket_rotate_s;
+	const struct ticket_keys *k;
+	uint64_t epoch;
 
 	if (enc) {
 		epoch = now_epoch;
@@ -103,9 +146,8 @@ static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char iv[
 		if (CRYPTO_memcmp(k->name, key_name, 16) != 0)
 			return 0;
 	}
-	if (!EVP_CipherInit_ex(cctx, srv->ticket_cipher, NULL, k->aes, iv, enc) ||
-	    !EVP_MAC_CTX_set_params(mctx, params) ||
-	    !EVP_MAC_init(mctx, k->mac, sizeof(k->mac), NULL))
+	if (!init_ticket_ctx(cctx, mctx, srv->ticket_cipher, k->aes, k->mac, sizeof(k->mac), iv,
+			     enc))
 		return -1;
 	/* 2: valid, and OpenSSL issues a fresh ticket. Always so for TLS 1.3,
 	 * whose tickets are meant for one use (RFC 8446 C.4): with 1 OpenSSL
@@ -115,6 +157,43 @@ static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char iv[
 	if (enc)
 		return 1;
 	return epoch == now_epoch && SSL_version(ssl) < TLS1_3_VERSION ? 1 : 2;
+}
+
+int tls_ticket_key_read(const char *path, struct tls_ticket_key *k, char *err, size_t errlen)
+{
+	uint8_t buf[81];
+	ssize_t n = -1;
+	int e = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		e = errno;
+	} else {
+		n = read(fd, buf, sizeof(buf)); /* 81: one more tells a longer file */
+		e = n < 0 ? errno : 0;
+		close(fd);
+	}
+	if (e || (n != 48 && n != 80)) {
+		if (e)
+			snprintf(err, errlen, "tls-ticket-key-file %s: %s", path, strerror(e));
+		else
+			snprintf(err, errlen, "tls-ticket-key-file %s: must be 48 or 80 bytes (as nginx's)",
+				 path);
+		OPENSSL_cleanse(buf, sizeof(buf));
+		return -EINVAL;
+	}
+	memset(k, 0, sizeof(*k));
+	memcpy(k->name, buf, 16);
+	k->aes256 = n == 80;
+	if (k->aes256) {
+		memcpy(k->mac, buf + 16, 32);
+		memcpy(k->aes, buf + 48, 32);
+	} else {
+		memcpy(k->aes, buf + 16, 16);
+		memcpy(k->mac, buf + 32, 16);
+	}
+	OPENSSL_cleanse(buf, sizeof(buf));
+	return 0;
 }
 
 /* Offers, in our order of preference, what the client also offers. A
@@ -196,8 +275,11 @@ int tls_server_new(struct tls_server **out, const struct tls_settings *s, char *
 	if (!srv->ctx)
 		FAIL("SSL_CTX_new: %s", tls_last_error(ebuf, sizeof(ebuf)));
 	srv->ticket_cipher = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
-	if (!srv->ticket_cipher)
-		FAIL("AES-256-CBC for session tickets: %s", tls_last_error(ebuf, sizeof(ebuf)));
+	srv->ticket_cipher128 = EVP_CIPHER_fetch(NULL, "AES-128-CBC", NULL);
+	if (!srv->ticket_cipher || !srv->ticket_cipher128)
+		FAIL("AES-CBC for session tickets: %s", tls_last_error(ebuf, sizeof(ebuf)));
+	memcpy(srv->file_keys, s->file_keys, sizeof(srv->file_keys));
+	srv->nfile_keys = s->nfile_keys;
 	SSL_CTX_set_app_data(srv->ctx, srv);
 
 	if (parse_protocols(s->protocols, &min, &max) < 0)
@@ -264,6 +346,8 @@ void tls_server_put(struct tls_server *srv)
 		return;
 	SSL_CTX_free(srv->ctx);
 	EVP_CIPHER_free(srv->ticket_cipher);
+	EVP_CIPHER_free(srv->ticket_cipher128);
+	OPENSSL_cleanse(srv->file_keys, sizeof(srv->file_keys));
 	OPENSSL_cleanse(srv->ticket_master, sizeof(srv->ticket_master));
 	OPENSSL_cleanse(srv->keys, sizeof(srv->keys));
 	free(srv);

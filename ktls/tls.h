@@ -20,6 +20,20 @@
 #include "ktls/tls_pem.h"
 
 #define TLS_TICKET_MASTER_LEN 32
+#define TLS_TICKET_FILE_KEYS_MAX 8
+
+/* A session-ticket key from a file, as nginx's ssl_session_ticket_key:
+ * 48 bytes (name, AES-128 key, HMAC key: 16 each) or 80 (name 16, HMAC
+ * key 32, AES-256 key 32). */
+struct tls_ticket_key {
+	uint8_t name[16];
+	uint8_t aes[32];
+	uint8_t mac[32];
+	bool aes256;                  /* 80-byte key: AES-256-CBC and a 32-byte HMAC key */
+};
+
+/* Reads one key file. On failure a one-line reason naming the file. */
+int tls_ticket_key_read(const char *path, struct tls_ticket_key *k, char *err, size_t errlen);
 
 struct tls_settings {
 	const struct tls_cert_pair *certs;
@@ -33,6 +47,9 @@ struct tls_settings {
 	bool ktls;                    /* ask OpenSSL to switch to kernel TLS where it can */
 	bool h2;                      /* offer h2 in ALPN */
 	uint8_t ticket_master[TLS_TICKET_MASTER_LEN];
+	/* With keys from files, these and nothing else: the first encrypts. */
+	struct tls_ticket_key file_keys[TLS_TICKET_FILE_KEYS_MAX];
+	size_t nfile_keys;
 };
 
 struct tls_server;

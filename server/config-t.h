@@ -12,6 +12,7 @@
 
 #define CONFIG_MAX_LISTEN 16
 #define CONFIG_MAX_CERTS 4
+#define CONFIG_MAX_TICKET_KEYS 8
 
 struct config_listen {
 	struct sockaddr_storage addr;
@@ -41,6 +42,8 @@ struct config {
 	size_t nstatus_listen;           /* 0 or 1 */
 	struct config_cert certs[CONFIG_MAX_CERTS];       /* --cert FILE --key FILE, paired in order */
 	size_t ncerts;
+	char *ticket_key_files[CONFIG_MAX_TICKET_KEYS]; /* --tls-ticket-key-file, first encrypts */
+	size_t nticket_key_files;
 	unsigned workers;                /* --workers N; 0 = one per allowed CPU */
 	char *config_file;               /* --config FILE */
 	bool check;                      /* --check: describe this machine, then exit */

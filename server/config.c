@@ -223,6 +223,15 @@ static void free_certs(struct config *cfg)
 	cfg->ncerts = 0;
 }
 
+static void free_paths(char **paths, size_t *n)
+{
+	for (size_t i = 0; i < *n; i++) {
+		free(paths[i]);
+		paths[i] = NULL;
+	}
+	*n = 0;
+}
+
 /* True on the first occurrence of a list option in this source; --cert and
  * --key count as one list. */
 static bool list_fresh(const struct opt *o, const struct ctx *c)
@@ -321,6 +330,19 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 		*FIELD(&cfg->certs[n], o->off, char *) = xstrdup(v);
 		if (cfg->ncerts < n + 1)
 			cfg->ncerts = n + 1;
+		return 0;
+	}
+	case T_PATHS: {
+		size_t *n = FIELD(cfg, o->count_off, size_t);
+		char **paths = FIELD(cfg, o->off, char *);
+
+		if (fresh)
+			free_paths(paths, n);
+		if (*n == o->max) {
+			report(c, o, "at most %u", o->max);
+			return -1;
+		}
+		paths[(*n)++] = xstrdup(v);
 		return 0;
 	}
 	case T_ACTION:
@@ -481,6 +503,9 @@ void config_free(struct config *cfg)
 
 		if (t == T_STRING || t == T_PATH_OR || t == T_PROTOCOLS)
 			set_string(cfg, config_options[i].off, NULL);
+		if (t == T_PATHS)
+			free_paths(FIELD(cfg, config_options[i].off, char *),
+				   FIELD(cfg, config_options[i].count_off, size_t));
 	}
 	free_certs(cfg);
 	memset(cfg, 0, sizeof(*cfg));

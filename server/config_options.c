@@ -50,6 +50,12 @@ const struct opt config_options[] = {
         "Certificate chain (PEM); repeatable, paired in order with --key."),
     OPT("key", "FILE", T_CERT, G_TLS, CERT_OFF(key_file), NULL,
         "Private key (PEM) for the --cert in the same place."),
+    OPT("tls-ticket-key-file", "FILE", T_PATHS, G_TLS, OFF(ticket_key_files), NULL,
+        "Session ticket keys shared by a fleet, in nginx's ssl_session_ticket_key format (48 "
+        "or 80 random bytes); repeatable, up to 8: the first encrypts, all decrypt. SIGHUP "
+        "rereads them. Default: keys derived from a random secret, rotated every "
+        "--tls-ticket-rotate.",
+        .count_off = OFF(nticket_key_files), .max = CONFIG_MAX_TICKET_KEYS),
     OPT("tls-protocols", "LIST", T_PROTOCOLS, G_TLS, OFF(tls_protocols), "TLSv1.2 TLSv1.3",
         "TLS versions to accept: TLSv1.2, TLSv1.3 or both."),
     OPT("tls13-ciphersuites", "LIST", T_STRING, G_TLS, OFF(tls13_ciphersuites),

@@ -25,6 +25,7 @@ enum opt_type {
 	T_LISTEN,    /* appends to a struct config_listen array; count at count_off; max 1:
 	              * one address, the last given */
 	T_CERT,      /* appends the cert_file or key_file half (off) of certs[] */
+	T_PATHS,     /* appends to a char *[max] array; count at count_off */
 	T_ACTION,    /* --help, --version: takes no value */
 	T_FLAG,      /* bool set by the bare flag (--check): takes no value */
 };
@@ -41,7 +42,7 @@ struct opt {
 	size_t off;
 	const char *def; /* default, parsed exactly like user input; NULL: none */
 	const char *help;
-	size_t count_off; /* T_LISTEN */
+	size_t count_off; /* T_LISTEN, T_PATHS */
 	unsigned min, max;
 	bool cli_only;
 };

@@ -119,6 +119,15 @@ static int server_build(struct server *srv, const struct config *cfg, const stru
 			return -EINVAL;
 		}
 	}
+	for (size_t i = 0; i < cfg->nticket_key_files; i++) {
+		char err[512];
+		if (tls_ticket_key_read(cfg->ticket_key_files[i], &srv->tls.file_keys[i], err,
+					sizeof(err)) < 0) {
+			build_error(cur, "%s", err);
+			return -EINVAL;
+		}
+	}
+	srv->tls.nfile_keys = cfg->nticket_key_files;
 	if (cur) {
 		memcpy(srv->tls.ticket_master, cur->tls.ticket_master, TLS_TICKET_MASTER_LEN);
 	} else if (RAND_bytes(srv->tls.ticket_master, TLS_TICKET_MASTER_LEN) != 1) {
@@ -147,6 +156,7 @@ static void server_release(struct server *srv)
 	srv->mime = NULL;
 	for (size_t i = 0; i < CONFIG_MAX_CERTS; i++)
 		tls_pem_release(&srv->certs[i]);
+	OPENSSL_cleanse(srv->tls.file_keys, sizeof(srv->tls.file_keys));
 	srv->root_fd = -1;
 }
 

@@ -168,3 +168,47 @@ check "--tls-session-tickets off: no TLS 1.2 ticket" sh -c "! grep -q 'TLS sessi
 sclient -servername localhost -tls1_2 -cipher ECDHE-RSA-AES128-GCM-SHA256
 expect_refused "--tls12-ciphers: a client without it is refused"
 stop_ktlsd
+
+# Session tickets across a fleet: keys from files (nginx's
+# ssl_session_ticket_key: 80 or 48 random bytes; the first encrypts, all
+# decrypt), so a session from one ktlsd resumes on another. Each server
+# below is a new process with its own random ticket secret.
+openssl rand 80 >"$T/tk80.key"
+openssl rand 48 >"$T/tk48.key"
+for v in 1_2 1_3; do
+	start_ktlsd --tls-ticket-key-file "$T/tk80.key" || return 0
+	sclient -servername localhost "-tls$v" -sess_out "$T/fleet.$v"
+	expect_match "ticket key file, TLS ${v/_/.}: a full handshake on the first server" "$NEGOTIATED" '^New, '
+	stop_ktlsd
+	start_ktlsd --tls-ticket-key-file "$T/tk80.key" || return 0
+	sclient -servername localhost "-tls$v" -sess_in "$T/fleet.$v"
+	expect_match "ticket key file, TLS ${v/_/.}: the session resumes on a second server" "$NEGOTIATED" '^Reused, '
+	stop_ktlsd
+	# Rotation: a new key first, the old one after it: old tickets still
+	# resume, and the new ticket is sealed with the new key.
+	start_ktlsd --tls-ticket-key-file "$T/tk48.key" --tls-ticket-key-file "$T/tk80.key" || return 0
+	sclient -servername localhost "-tls$v" -sess_in "$T/fleet.$v" -sess_out "$T/fleet.$v.new"
+	expect_match "ticket key file, TLS ${v/_/.}: after rotation the old ticket resumes" "$NEGOTIATED" '^Reused, '
+	# The renewed ticket: its first 16 bytes name the key that sealed it.
+	# (s_client saves no new session after a TLS 1.2 resumption; it prints
+	# the ticket.)
+	name48=$(head -c 16 "$T/tk48.key" | od -An -tx1 | tr -d ' \n' | sed 's/../& /g; s/ $//')
+	ticket=$(sed -n '/TLS session ticket:/,/^$/p' "$T/sc.out" | sed -n 's/^ *[0-9a-f]\{4\} - //p' |
+		head -n 1 | cut -c1-47 | tr '-' ' ' | tr -s ' ')
+	expect_eq "ticket key file, TLS ${v/_/.}: ... renewed under the new key (ticket name)" \
+		"$(echo "$ticket" | tr -d ' ' | cut -c1-32)" "$(echo "$name48" | tr -d ' ')"
+	stop_ktlsd
+	start_ktlsd --tls-ticket-key-file "$T/tk48.key" || return 0
+	sclient -servername localhost "-tls$v" -sess_in "$T/fleet.$v"
+	expect_match "ticket key file, TLS ${v/_/.}: a server without the old key does not resume it" "$NEGOTIATED" '^New, '
+	stop_ktlsd
+	start_ktlsd || return 0
+	sclient -servername localhost "-tls$v" -sess_in "$T/fleet.$v"
+	expect_match "ticket key file, TLS ${v/_/.}: a server without key files does not resume it" "$NEGOTIATED" '^New, '
+	stop_ktlsd
+done
+head -c 32 /dev/urandom >"$T/tk32.key"
+"$KTLSD" --root "$FIX/root" --listen "127.0.0.1:$PORT" --cert "$FIX/ec.pem" --key "$FIX/ec.key" \
+	--tls-ticket-key-file "$T/tk32.key" >"$T/tk32.out" 2>&1
+expect_eq "a ticket key file of 32 bytes: refused at start (exit 2)" "$?" 2
+check "... saying what a key file must be" grep -q "tk32.key: must be 48 or 80 bytes" "$T/tk32.out"

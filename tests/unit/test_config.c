@@ -329,6 +329,26 @@ START_TEST(test_seconds)
 }
 END_TEST
 
+START_TEST(test_ticket_key_files)
+{
+	struct run r;
+
+	RUN_OK(&r, "--root", "/", "--tls-ticket-key-file", "/k/new", "--tls-ticket-key-file",
+	       "/k/old");
+	ck_assert_uint_eq(r.cfg.nticket_key_files, 2);
+	ck_assert_str_eq(r.cfg.ticket_key_files[0], "/k/new");
+	ck_assert_str_eq(r.cfg.ticket_key_files[1], "/k/old");
+	done(&r);
+	RUN(&r, "--root", "/", "--tls-ticket-key-file", "1", "--tls-ticket-key-file", "2",
+	    "--tls-ticket-key-file", "3", "--tls-ticket-key-file", "4", "--tls-ticket-key-file", "5",
+	    "--tls-ticket-key-file", "6", "--tls-ticket-key-file", "7", "--tls-ticket-key-file", "8",
+	    "--tls-ticket-key-file", "9");
+	ck_assert_int_eq(r.rc, CONFIG_EXIT_ERR);
+	ck_assert_ptr_nonnull(strstr(r.err, "at most 8"));
+	done(&r);
+}
+END_TEST
+
 START_TEST(test_words)
 {
 	struct run r;
@@ -567,6 +587,7 @@ START_TEST(test_help)
 	                                           "config",
 	                                           "help",
 	                                           "version",
+	                                           "tls-ticket-key-file",
 	                                           "tls-protocols",
 	                                           "tls13-ciphersuites",
 	                                           "tls12-ciphers",
@@ -940,6 +961,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_both_flag_forms);
 	tcase_add_test(tc, test_uint);
 	tcase_add_test(tc, test_seconds);
+	tcase_add_test(tc, test_ticket_key_files);
 	tcase_add_test(tc, test_words);
 	tcase_add_test(tc, test_log_files);
 	tcase_add_test(tc, test_protocols);
