@@ -10,6 +10,7 @@
 
 #include "proto/resp_head.h"
 #include "proto/status.h"
+#include "server/access_log.h"
 #include "server/body_send.h"
 #include "server/bufpool.h"
 #include "server/conn.h"

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "proto/h2_session.h"
+#include "server/access_log.h"
 #include "server/bufpool.h"
 #include "server/conn.h"
 #include "server/file.h"

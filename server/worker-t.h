@@ -17,6 +17,7 @@
 #include "ktls/ktls.h"
 #include "ktls/tls.h"
 #include "proto/mime.h"
+#include "server/access_log.h"
 #include "server/bufpool.h"
 #include "server/config.h"
 #include "server/filecache.h"
