@@ -1,23 +1,86 @@
-/* The access log: one line per request, gathered per worker. */
+/* The access log: one line per request, whatever its end, in nginx's
+ * "combined" format with ktlsd's fields after it:
+ *
+ *   client - - [time] "request" status body_bytes "referer" "user-agent"
+ *     seconds protocol tls_version cipher ktls=tx|off body=PATH host="HOST"
+ *     sent=BYTES end=HOW
+ *
+ * so that goaccess, awk scripts and log shippers that read nginx's default
+ * read it unchanged.
+ *
+ * Lines gather in a worker's own buffer (struct access_log), written when
+ * it fills and on each timer tick: a request costs no syscall and no printf.
+ * Every worker writes to the one file description the main thread opened
+ * (struct access_log_file). */
 #ifndef KTLSD_SERVER_ACCESS_LOG_H
 #define KTLSD_SERVER_ACCESS_LOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
-/* A worker's access log: lines gather in a buffer that is written when it
- * fills and on each timer tick, so logging costs no syscall per request.
- * Each worker has its own; lines of different workers interleave whole
- * (O_APPEND, one write per batch of whole lines). */
+/* How a request ended: the line's end= field. */
+enum access_end {
+	ACCESS_END_COMPLETE,  /* the whole response was handed to the connection */
+	ACCESS_END_RESET,     /* the client reset the stream (HTTP/2 RST_STREAM) */
+	ACCESS_END_LOST,      /* the connection failed under it: the client went away */
+	ACCESS_END_TIMEOUT,   /* a timeout (--send-timeout) closed the connection */
+	ACCESS_END_SHUTDOWN,  /* the server stopped under it (grace over, SIGINT) */
+	ACCESS_END_TRUNCATED, /* the file shrank: a correct prefix, then the close */
+	ACCESS_END_ERROR,     /* the server gave up on it (out of memory, a file that changed) */
+};
+
+/* One request, as both protocols describe it. The client's bytes (method,
+ * target, referer, user agent, host) are escaped here; a NULL one is
+ * logged as absent ("-"). */
+struct access_record {
+	const char *client;          /* the address, as text */
+	const char *method, *target, *referer, *user_agent, *host;
+	size_t method_len, target_len, referer_len, user_agent_len, host_len;
+	const char *version;         /* of the request line: "HTTP/1.1", "HTTP/2.0" */
+	int status;
+	uint64_t body_bytes;         /* of the body, sent (nginx's $body_bytes_sent) */
+	uint64_t sent_bytes;         /* head and body, with HTTP/2's frame headers but not
+				      * TLS's record overhead (nginx's $bytes_sent) */
+	uint64_t duration_ms;
+	const char *protocol;        /* "HTTP/1.1", "HTTP/2" */
+	const char *tls_version;     /* "-" without TLS */
+	const char *tls_cipher;
+	bool ktls_tx;
+	const char *body_path;       /* "splice", "copy", "framed", "none" */
+	enum access_end end;
+};
+
+/* Where the lines go, shared by every worker: opened by the main thread at
+ * start, before the workers exist, and closed after they are joined. */
+struct access_log_file {
+	int fd;                      /* -1: off */
+	bool whole_writes;           /* a regular file: O_APPEND takes a batch at once */
+};
+
+/* path: a file (created, appended to), "stdout", "stderr" or NULL (off).
+ * 0 or -errno. */
+int access_log_file_open(struct access_log_file *f, const char *path);
+void access_log_file_close(struct access_log_file *f);
+
+/* A worker's buffer of lines. */
 struct access_log {
-	int fd;          /* -1: off */
+	int fd;                      /* the shared file's, -1: off */
+	bool whole_writes;
+	time_t when_sec;             /* the second when[] was formatted for */
+	char when[32];               /* "30/Nov/2026:06:12:00 +0000" */
 	size_t len;
 	char buf[32768];
 };
 
-int access_log_open(struct access_log *al, const char *path);
-__attribute__((format(printf, 2, 3))) void access_log_line(struct access_log *al,
-							    const char *fmt, ...);
+void access_log_init(struct access_log *al, const struct access_log_file *f);
+/* Appends r's line (after writing the buffer out, if it lacks room). */
+void access_log_write(struct access_log *al, const struct access_record *r);
+/* Writes out the buffer: one write for a regular file; for a pipe or a
+ * socket, whole lines in writes of at most PIPE_BUF bytes, which the kernel
+ * keeps whole between workers. A full disk or a reader gone loses lines,
+ * never requests. */
 void access_log_flush(struct access_log *al);
 
 /* Copies src[0, len) into dst for a quoted access-log field, escaped as
@@ -25,11 +88,7 @@ void access_log_flush(struct access_log *al);
  * (upper-case hex), so a client cannot close the field, forge a field after
  * it or break the line. Writes at most cap - 1 bytes, never half an escape,
  * and always a NUL when cap > 0. Returns the length written (without the
- * NUL). For every client-controlled field of every protocol's line. */
+ * NUL). */
 size_t access_log_escape(char *dst, size_t cap, const char *src, size_t len);
-
-/* "30/Nov/2026:06:12:00 +0000", the common log format's time, into 32 bytes. */
-void access_log_time(char *out);
-void access_log_close(struct access_log *al);
 
 #endif

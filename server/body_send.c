@@ -19,9 +19,10 @@
 /* Room kept in the send buffer for multipart framing on the splice path. */
 #define FRAME_ROOM 512
 
+/* Our own failure (no memory, a file that cannot be read). */
 static void fail(struct conn *c, const char *why)
 {
-	conn_abort(c, why);
+	conn_abort_as(c, ACCESS_END_ERROR, why);
 }
 
 static void read_done(struct ring_op *op, int res, uint32_t flags);

@@ -14,6 +14,7 @@
 
 #include <openssl/rand.h>
 
+#include "server/access_log.h"
 #include "server/check.h"
 #include "server/config.h"
 #include "server/h1_conn.h"
@@ -89,6 +90,7 @@ static int server_build(struct server *srv, const struct config *cfg, const stru
 {
 	memset(srv, 0, sizeof(*srv));
 	srv->cfg = cfg;
+	srv->access_log = cur ? cur->access_log : NULL;
 	srv->h1 = &h1_proto;
 	srv->h2 = &h2_proto;
 	srv->root_fd = -1;
@@ -235,6 +237,7 @@ int main(int argc, char **argv)
 {
 	struct config cfg;
 	struct server srv;
+	struct access_log_file access_log = {.fd = -1};
 	struct snapshot *snapshots = NULL;
 	const struct server *current = &srv;
 	struct worker *workers;
@@ -278,6 +281,14 @@ int main(int argc, char **argv)
 		config_free(&cfg);
 		return code;
 	}
+	rc = access_log_file_open(&access_log, cfg.access_log);
+	if (rc < 0) {
+		log_msg(LOG_ERROR, "--access-log %s: %s", cfg.access_log, strerror(-rc));
+		server_release(&srv);
+		config_free(&cfg);
+		return 1;
+	}
+	srv.access_log = &access_log;
 
 	/* Signals are taken by this thread alone, with sigwait; the workers
 	 * never see them. A closed client must not kill us with SIGPIPE. */
@@ -341,6 +352,7 @@ int main(int argc, char **argv)
 		worker_join(&workers[i]);
 	if (cfg.pid_file)
 		unlink(cfg.pid_file);
+	access_log_file_close(&access_log);
 	free(workers);
 	while (snapshots) {
 		struct snapshot *s = snapshots;
@@ -364,6 +376,7 @@ fail:
 			worker_unprepare(&workers[i]);
 	}
 	free(workers);
+	access_log_file_close(&access_log);
 	server_release(&srv);
 	config_free(&cfg);
 	return 1;

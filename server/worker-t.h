@@ -39,6 +39,9 @@ struct server {
 	bool use_ktls;               /* --ktls on, or auto with a kernel that has it */
 	struct tls_settings tls;
 	struct tls_cert_pair certs[CONFIG_MAX_CERTS];
+	/* The access log file, the same for every configuration (the main
+	 * thread's: it cannot change without a restart). */
+	const struct access_log_file *access_log;
 	/* The protocols a connection may run (main.c fills them in). */
 	const struct conn_proto *h1, *h2;
 };

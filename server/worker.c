@@ -125,10 +125,7 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 	w->wake_fd = eventfd(0, EFD_CLOEXEC);
 	if (w->wake_fd < 0)
 		return -errno;
-	if (access_log_open(&w->alog, cfg->access_log) < 0) {
-		log_msg(LOG_ERROR, "access-log %s: %s", cfg->access_log, strerror(errno));
-		return -errno;
-	}
+	access_log_init(&w->alog, srv->access_log);
 	w->boundary_seed = ((uint64_t)id << 56) ^ (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)w;
 	sem_init(&w->ready, 0, 0);
 	w->sem_ready = true;
@@ -316,7 +313,7 @@ static void on_tick(struct ring_op *op, int res, uint32_t flags)
 	for (struct conn *c = w->conns, *next; c; c = next) {
 		next = c->next;
 		if (w->stopping && w->now_ms >= w->stop_deadline_ms)
-			conn_abort(c, "shutdown grace period over");
+			conn_abort_as(c, ACCESS_END_SHUTDOWN, "shutdown grace period over");
 		else
 			conn_check_deadline(c, w->now_ms);
 	}
@@ -498,8 +495,8 @@ void worker_unprepare(struct worker *w)
 	if (w->wake_fd > 0)
 		close(w->wake_fd);
 	w->wake_fd = -1;
-	if (w->alog.fd > 0)
-		access_log_close(&w->alog);
+	access_log_flush(&w->alog);
+	w->alog.fd = -1;
 	tls_server_put(w->tls);
 	w->tls = NULL;
 	pipepool_close(&w->pipes);
