@@ -15,7 +15,7 @@
 /* The longest line: the client's fields are cut to these many bytes once
  * escaped, so that a line always fits in one write of PIPE_BUF bytes (a
  * pipe keeps such a write whole between workers). The rest of a line is
- * well under 700 bytes. */
+ * well under 700 bytes, JSON's keys included. */
 #define LINE_MAX_BYTES PIPE_BUF
 #define METHOD_MAX 32
 #define TARGET_MAX 1900
@@ -56,12 +56,19 @@ void access_log_file_close(struct access_log_file *f)
 	f->fd = -1;
 }
 
-void access_log_init(struct access_log *al, const struct access_log_file *f)
+void access_log_init(struct access_log *al, const struct access_log_file *f,
+		     enum access_log_format format)
 {
 	al->fd = f->fd;
 	al->whole_writes = f->whole_writes;
-	al->when_sec = 0;
 	al->len = 0;
+	access_log_set_format(al, format);
+}
+
+void access_log_set_format(struct access_log *al, enum access_log_format format)
+{
+	al->format = format;
+	al->when_sec = 0; /* the time is written differently */
 }
 
 /* ---- writing out ---- */
@@ -205,7 +212,7 @@ static const char *const end_names[] = {
     [ACCESS_END_ERROR] = "error",
 };
 
-/* The time fields, formatted once a second. UTC, as the error log. */
+/* The time field, formatted once a second. UTC, as the error log. */
 static void update_time(struct access_log *al)
 {
 	time_t now = time(NULL);
@@ -215,7 +222,9 @@ static void update_time(struct access_log *al)
 		return;
 	al->when_sec = now;
 	gmtime_r(&now, &tm);
-	strftime(al->when, sizeof(al->when), "%d/%b/%Y:%H:%M:%S +0000", &tm);
+	strftime(al->when, sizeof(al->when),
+		 al->format == ACCESS_LOG_JSON ? "%Y-%m-%dT%H:%M:%S+00:00" : "%d/%b/%Y:%H:%M:%S +0000",
+		 &tm);
 }
 
 static void format_combined(struct access_log *al, struct out *o, const struct access_record *r)
@@ -259,6 +268,114 @@ static void format_combined(struct access_log *al, struct out *o, const struct a
 	put_str(o, end_names[r->end]);
 }
 
+/* ---- JSON lines ---- */
+
+/* src[0, len) as the inside of a JSON string, at most cap bytes, never half
+ * an escape: '"' and '\' escaped, and every byte outside printable ASCII
+ * written as \u00XX. The client's bytes need not be UTF-8 and the line must
+ * stay valid JSON whatever they are (nginx's escape=json passes them
+ * through): a reader gets each such byte back as the code point of the
+ * same number. */
+static size_t escape_json(char *dst, size_t cap, const char *src, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char b = (unsigned char)src[i];
+		if (b >= 0x20 && b < 0x7f && b != '"' && b != '\\') {
+			if (n + 1 > cap)
+				break;
+			dst[n++] = (char)b;
+		} else if (b == '"' || b == '\\') {
+			if (n + 2 > cap)
+				break;
+			dst[n++] = '\\';
+			dst[n++] = (char)b;
+		} else {
+			if (n + 6 > cap)
+				break;
+			memcpy(dst + n, "\\u00", 4);
+			dst[n + 4] = hex_upper[b >> 4];
+			dst[n + 5] = hex_upper[b & 15];
+			n += 6;
+		}
+	}
+	return n;
+}
+
+/* A JSON string of the client's bytes, or null when absent. */
+static void put_json(struct out *o, const char *s, size_t len, size_t max)
+{
+	size_t room = (size_t)(o->end - o->p);
+
+	if (!s) {
+		PUT_LIT(o, "null");
+		return;
+	}
+	if (room < 2) {
+		o->p = o->end;
+		return;
+	}
+	*o->p++ = '"';
+	room -= 2;
+	o->p += escape_json(o->p, max < room ? max : room, s, len);
+	*o->p++ = '"';
+}
+
+/* A string of ours ("-": null, as the combined line's "-"). */
+static void put_json_ours(struct out *o, const char *s)
+{
+	if (s[0] == '-' && s[1] == '\0') {
+		PUT_LIT(o, "null");
+		return;
+	}
+	PUT_LIT(o, "\"");
+	put_str(o, s);
+	PUT_LIT(o, "\"");
+}
+
+static void format_json(struct access_log *al, struct out *o, const struct access_record *r)
+{
+	PUT_LIT(o, "{\"time\":\"");
+	put_str(o, al->when);
+	PUT_LIT(o, "\",\"client\":");
+	put_json_ours(o, r->client[0] ? r->client : "-");
+	PUT_LIT(o, ",\"method\":");
+	put_json(o, r->method, r->method_len, METHOD_MAX);
+	PUT_LIT(o, ",\"target\":");
+	put_json(o, r->target, r->target_len, TARGET_MAX);
+	PUT_LIT(o, ",\"version\":");
+	put_json_ours(o, r->version);
+	PUT_LIT(o, ",\"status\":");
+	put_u64(o, (uint64_t)r->status);
+	PUT_LIT(o, ",\"body_bytes\":");
+	put_u64(o, r->body_bytes);
+	PUT_LIT(o, ",\"referer\":");
+	put_json(o, r->referer, r->referer_len, REFERER_MAX);
+	PUT_LIT(o, ",\"user_agent\":");
+	put_json(o, r->user_agent, r->user_agent_len, USER_AGENT_MAX);
+	PUT_LIT(o, ",\"request_time\":");
+	put_seconds(o, r->duration_ms);
+	PUT_LIT(o, ",\"protocol\":");
+	put_json_ours(o, r->protocol);
+	PUT_LIT(o, ",\"tls_version\":");
+	put_json_ours(o, r->tls_version);
+	PUT_LIT(o, ",\"tls_cipher\":");
+	put_json_ours(o, r->tls_cipher);
+	if (r->ktls_tx)
+		PUT_LIT(o, ",\"ktls\":true,\"body\":");
+	else
+		PUT_LIT(o, ",\"ktls\":false,\"body\":");
+	put_json_ours(o, r->body_path);
+	PUT_LIT(o, ",\"host\":");
+	put_json(o, r->host, r->host_len, HOST_MAX);
+	PUT_LIT(o, ",\"sent\":");
+	put_u64(o, r->sent_bytes);
+	PUT_LIT(o, ",\"end\":\"");
+	put_str(o, end_names[r->end]);
+	PUT_LIT(o, "\"}");
+}
+
 void access_log_write(struct access_log *al, const struct access_record *r)
 {
 	if (al->fd < 0)
@@ -269,7 +386,10 @@ void access_log_write(struct access_log *al, const struct access_record *r)
 
 	/* One byte kept for the newline. */
 	struct out o = {al->buf + al->len, al->buf + al->len + LINE_MAX_BYTES - 1};
-	format_combined(al, &o, r);
+	if (al->format == ACCESS_LOG_JSON)
+		format_json(al, &o, r);
+	else
+		format_combined(al, &o, r);
 	*o.p++ = '\n';
 	al->len = (size_t)(o.p - al->buf);
 }

@@ -6,7 +6,8 @@
  *     sent=BYTES end=HOW
  *
  * so that goaccess, awk scripts and log shippers that read nginx's default
- * read it unchanged.
+ * read it unchanged; or, with --access-log-format json, one JSON object per
+ * line with the same fields.
  *
  * Lines gather in a worker's own buffer (struct access_log), written when
  * it fills and on each timer tick: a request costs no syscall and no printf.
@@ -19,6 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+/* --access-log-format, in the order of its words. */
+enum access_log_format { ACCESS_LOG_COMBINED, ACCESS_LOG_JSON };
 
 /* How a request ended: the line's end= field. */
 enum access_end {
@@ -68,13 +72,18 @@ void access_log_file_close(struct access_log_file *f);
 struct access_log {
 	int fd;                      /* the shared file's, -1: off */
 	bool whole_writes;
+	enum access_log_format format;
 	time_t when_sec;             /* the second when[] was formatted for */
-	char when[32];               /* "30/Nov/2026:06:12:00 +0000" */
+	char when[32];               /* "30/Nov/2026:06:12:00 +0000" or, for JSON,
+				      * "2026-11-30T06:12:00+00:00" */
 	size_t len;
 	char buf[32768];
 };
 
-void access_log_init(struct access_log *al, const struct access_log_file *f);
+void access_log_init(struct access_log *al, const struct access_log_file *f,
+		     enum access_log_format format);
+/* The format of the lines from now on (a reload may change it). */
+void access_log_set_format(struct access_log *al, enum access_log_format format);
 /* Appends r's line (after writing the buffer out, if it lacks room). */
 void access_log_write(struct access_log *al, const struct access_record *r);
 /* Writes out the buffer: one write for a regular file; for a pipe or a

@@ -75,6 +75,7 @@ struct config {
 
 	/* Logging */
 	char *access_log;                /* --access-log FILE|off (default off); NULL = off */
+	int access_log_format;           /* --access-log-format combined|json: enum access_log_format */
 	char *error_log;                 /* --error-log FILE|stderr (default stderr); NULL = stderr */
 	int log_level;                   /* --log-level error|warn|info|debug: enum config_log_level */
 	char *pid_file;                  /* --pid-file FILE; NULL = none */

@@ -108,6 +108,10 @@ const struct opt config_options[] = {
 
     OPT("access-log", "FILE|off", T_PATH_OR, G_LOG, OFF(access_log), "off",
         "Log each request to FILE."),
+    OPT("access-log-format", "combined|json", T_ENUM, G_LOG, OFF(access_log_format), "combined",
+        "combined: nginx's combined format, then ktlsd's fields (request time, protocol, TLS "
+        "version, cipher, ktls= body= path, host=, sent=, end=); json: one JSON object per "
+        "line with the same fields."),
     OPT("error-log", "FILE|stderr", T_PATH_OR, G_LOG, OFF(error_log), "stderr",
         "Where errors and notices go."),
     OPT("log-level", "error|warn|info|debug", T_ENUM, G_LOG, OFF(log_level), "info",

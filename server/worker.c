@@ -125,7 +125,7 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 	w->wake_fd = eventfd(0, EFD_CLOEXEC);
 	if (w->wake_fd < 0)
 		return -errno;
-	access_log_init(&w->alog, srv->access_log);
+	access_log_init(&w->alog, srv->access_log, cfg->access_log_format);
 	w->boundary_seed = ((uint64_t)id << 56) ^ (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)w;
 	sem_init(&w->ready, 0, 0);
 	w->sem_ready = true;
@@ -258,6 +258,7 @@ static void apply_reload(struct worker *w, const struct server *next)
 	tls_server_put(w->tls);
 	w->tls = tls;
 	w->srv = next;
+	access_log_set_format(&w->alog, next->cfg->access_log_format);
 }
 
 static void on_retry(struct ring_op *op, int res, uint32_t flags)

@@ -135,6 +135,55 @@ else
 	fail "goaccess --log-format=COMBINED" "goaccess is not installed (scripts/install-deps)"
 fi
 
+# --access-log-format json (here from the config file): one JSON object per
+# line, valid JSON whatever bytes the client sent, with the same fields.
+jlog=$T/access.json
+printf 'access-log %s\naccess-log-format json\n' "$jlog" >"$T/json.conf"
+PPORT=$(freeport)
+start_ktlsd --config "$T/json.conf" --listen-plain "127.0.0.1:$PPORT" || return 0
+kcurl --http1.1 -o /dev/null -A 'json "ua" \ end' "$BASE/a.txt?via=h1"
+kcurl --http2 -o /dev/null -e 'https://example.com/' "$BASE/a.txt?via=h2"
+curl -sS --max-time 30 -o /dev/null "http://127.0.0.1:$PPORT/a.txt?via=plain"
+raw 'send=GET /json"\\\xff HTTP/1.1\r\nHost: localhost\r\nUser-Agent: \xe9t\xe9\r\nConnection: close\r\n\r\n' all=5
+stop_ktlsd
+jcheck=$("$PY" - "$jlog" <<'PYEOF'
+import json, sys
+lines = open(sys.argv[1], "rb").read().split(b"\n")[:-1]
+recs = []
+for i, l in enumerate(lines):
+    try:
+        recs.append(json.loads(l))
+    except ValueError as e:
+        print("line %d is not JSON: %s: %r" % (i + 1, e, l[:200]))
+        sys.exit(0)
+by = {r["target"]: r for r in recs}
+want = {
+    "/a.txt?via=h1": dict(method="GET", version="HTTP/1.1", status=200, body_bytes=1000,
+                          protocol="HTTP/1.1", user_agent='json "ua" \\ end', referer=None,
+                          end="complete", body="copy"),
+    "/a.txt?via=h2": dict(version="HTTP/2.0", status=200, body_bytes=1000, protocol="HTTP/2",
+                          referer="https://example.com/", body="framed", end="complete"),
+    "/a.txt?via=plain": dict(status=200, body_bytes=1000, tls_version=None, tls_cipher=None,
+                             ktls=False),
+    '/json"\\\xff': dict(status=404, user_agent="\xe9t\xe9"),
+}
+for target, fields in want.items():
+    r = by.get(target)
+    if r is None:
+        print("no line for %r (have %r)" % (target, sorted(by, key=str)))
+        continue
+    for k, v in fields.items():
+        if r.get(k) != v:
+            print("%r: %s is %r, want %r" % (target, k, r.get(k), v))
+for r in recs:
+    if not (r["sent"] > r["body_bytes"] and isinstance(r["request_time"], float)
+            and r["client"] == "127.0.0.1" and r["time"].endswith("+00:00")):
+        print("odd line %r" % r)
+print("OK %d" % len(recs))
+PYEOF
+)
+expect_eq "--access-log-format json: every line parses, fields as sent" "$jcheck" "OK 4"
+
 # Start-up errors: one line, naming what is wrong, and a nonzero exit (not an
 # OpenSSL error stack). --log-level error keeps start-up notes out of it.
 # start_error NAME WHAT ARGS...: ktlsd ARGS fails at start with exactly one

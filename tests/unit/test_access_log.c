@@ -33,7 +33,7 @@ static void sink_open(struct sink *k)
 	k->file.whole_writes = false;
 	k->al = malloc(sizeof(*k->al));
 	ck_assert_ptr_nonnull(k->al);
-	access_log_init(k->al, &k->file);
+	access_log_init(k->al, &k->file, ACCESS_LOG_COMBINED);
 }
 
 static void sink_close(struct sink *k)
@@ -54,15 +54,22 @@ static size_t next_write(struct sink *k, char *buf, size_t cap)
 }
 
 /* One record's line, written and flushed, into buf (newline included). */
-static void line_of(const struct access_record *r, char *buf, size_t cap)
+static void line_in(enum access_log_format format, const struct access_record *r, char *buf,
+		    size_t cap)
 {
 	struct sink k;
 
 	sink_open(&k);
+	access_log_set_format(k.al, format);
 	access_log_write(k.al, r);
 	access_log_flush(k.al);
 	next_write(&k, buf, cap);
 	sink_close(&k);
+}
+
+static void line_of(const struct access_record *r, char *buf, size_t cap)
+{
+	line_in(ACCESS_LOG_COMBINED, r, buf, cap);
 }
 
 static const struct access_record full = {
@@ -252,7 +259,7 @@ START_TEST(test_off)
 
 	ck_assert_int_eq(access_log_file_open(&f, NULL), 0);
 	ck_assert_int_eq(f.fd, -1);
-	access_log_init(al, &f);
+	access_log_init(al, &f, ACCESS_LOG_COMBINED);
 	access_log_write(al, &full);
 	ck_assert_uint_eq(al->len, 0);
 	access_log_file_close(&f);
@@ -261,6 +268,71 @@ START_TEST(test_off)
 	access_log_file_close(&f);
 	ck_assert_int_eq(access_log_file_open(&f, "/nonexistent-dir/access.log"), -ENOENT);
 	free(al);
+}
+END_TEST
+
+/* The JSON line without its time, checked for its shape only. */
+static const char *json_without_time(char *line)
+{
+	static char out[8192];
+	regex_t re;
+	regmatch_t m;
+
+	ck_assert_int_eq(regcomp(&re,
+				 "\"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\+00:00\"",
+				 REG_EXTENDED),
+			 0);
+	ck_assert_int_eq(regexec(&re, line, 1, &m, 0), 0);
+	regfree(&re);
+	snprintf(out, sizeof(out), "%.*s\"T\"%s", (int)m.rm_so, line, line + m.rm_eo);
+	return out;
+}
+
+START_TEST(test_json)
+{
+	char buf[8192];
+
+	line_in(ACCESS_LOG_JSON, &full, buf, sizeof(buf));
+	ck_assert_str_eq(json_without_time(buf),
+			 "{\"time\":\"T\",\"client\":\"192.0.2.7\",\"method\":\"GET\","
+			 "\"target\":\"/a.txt?x=1\",\"version\":\"HTTP/1.1\",\"status\":200,"
+			 "\"body_bytes\":1000,\"referer\":\"https://example.com/\","
+			 "\"user_agent\":\"curl/7.88.1\",\"request_time\":1.234,"
+			 "\"protocol\":\"HTTP/1.1\",\"tls_version\":\"TLSv1.3\","
+			 "\"tls_cipher\":\"TLS_AES_128_GCM_SHA256\",\"ktls\":true,"
+			 "\"body\":\"splice\",\"host\":\"example.com\",\"sent\":1239,"
+			 "\"end\":\"complete\"}\n");
+}
+END_TEST
+
+/* Absent fields are null; the client's bytes are escaped so that the line
+ * is JSON whatever they are, and never cut inside an escape. */
+START_TEST(test_json_escapes)
+{
+	static const char target[] = "/a\"b\\c\n\x01\x7f\xff d";
+	static char huge[20000];
+	struct access_record r = full;
+	char buf[8192];
+
+	r.target = target;
+	r.target_len = sizeof(target) - 1;
+	r.referer = r.user_agent = r.host = NULL;
+	r.tls_version = r.tls_cipher = "-";
+	line_in(ACCESS_LOG_JSON, &r, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, "\"target\":\"/a\\\"b\\\\c\\u000A\\u0001\\u007F\\u00FF d\""));
+	ck_assert_ptr_nonnull(strstr(buf, "\"referer\":null,\"user_agent\":null,"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"tls_version\":null,\"tls_cipher\":null,"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"host\":null,"));
+
+	memset(huge, 0x01, sizeof(huge));
+	r.method = r.target = r.referer = r.user_agent = r.host = huge;
+	r.method_len = r.target_len = r.referer_len = r.user_agent_len = r.host_len = sizeof(huge);
+	line_in(ACCESS_LOG_JSON, &r, buf, sizeof(buf));
+	ck_assert_uint_le(strlen(buf), PIPE_BUF);
+	ck_assert_str_eq(buf + strlen(buf) - strlen("\"end\":\"complete\"}\n"),
+			 "\"end\":\"complete\"}\n");
+	for (const char *p = buf; (p = strchr(p, '\\')) != NULL; p++)
+		ck_assert(strncmp(p, "\\u0001", 6) == 0);
 }
 END_TEST
 
@@ -277,6 +349,8 @@ static Suite *access_log_suite(void)
 	tcase_add_test(tc, test_escape_api);
 	tcase_add_test(tc, test_flush_whole_lines);
 	tcase_add_test(tc, test_off);
+	tcase_add_test(tc, test_json);
+	tcase_add_test(tc, test_json_escapes);
 	suite_add_tcase(s, tc);
 	return s;
 }
