@@ -35,18 +35,36 @@ int access_log_file_open(struct access_log_file *f, const char *path)
 
 	f->fd = -1;
 	f->whole_writes = false;
+	f->path = NULL;
 	if (!path)
 		return 0;
-	if (strcmp(path, "stdout") == 0)
+	if (strcmp(path, "stdout") == 0) {
 		f->fd = 1;
-	else if (strcmp(path, "stderr") == 0)
+	} else if (strcmp(path, "stderr") == 0) {
 		f->fd = 2;
-	else
+	} else {
 		f->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		f->path = path;
+	}
 	if (f->fd < 0)
 		return -errno;
 	f->whole_writes = fstat(f->fd, &st) == 0 && S_ISREG(st.st_mode);
 	return 0;
+}
+
+int access_log_file_reopen(struct access_log_file *f)
+{
+	int fd, rc = 0;
+
+	if (f->fd < 0 || !f->path)
+		return 0;
+	fd = open(f->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (dup3(fd, f->fd, O_CLOEXEC) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
 }
 
 void access_log_file_close(struct access_log_file *f)

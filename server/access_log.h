@@ -61,11 +61,17 @@ struct access_record {
 struct access_log_file {
 	int fd;                      /* -1: off */
 	bool whole_writes;           /* a regular file: O_APPEND takes a batch at once */
+	const char *path;            /* of a file, to reopen it; NULL for stdout, stderr */
 };
 
-/* path: a file (created, appended to), "stdout", "stderr" or NULL (off).
- * 0 or -errno. */
+/* path: a file (created, appended to), "stdout", "stderr" or NULL (off);
+ * it must outlive f. 0 or -errno. */
 int access_log_file_open(struct access_log_file *f, const char *path);
+/* Opens the file again (SIGUSR1: logrotate renamed it) under the same fd
+ * the workers write to, so they need not know: a batch goes wholly to the
+ * old file or to the new one, and no line is lost or written twice. 0 (also
+ * when there is no file to reopen) or -errno, the old file kept. */
+int access_log_file_reopen(struct access_log_file *f);
 void access_log_file_close(struct access_log_file *f);
 
 /* A worker's buffer of lines. */

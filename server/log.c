@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 static int error_fd = 2;
+static const char *error_path; /* NULL: stderr */
 /* Set at start and by SIGHUP (main thread), read by every worker: atomic,
  * so a reload may change it while workers log. */
 static atomic_int error_level = LOG_INFO;
@@ -26,7 +27,25 @@ int log_open(const char *path, int level)
 	if (fd < 0)
 		return -errno;
 	error_fd = fd;
+	error_path = path;
 	return 0;
+}
+
+int log_reopen(void)
+{
+	int fd, rc = 0;
+
+	if (!error_path)
+		return 0;
+	fd = open(error_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	/* dup2 swaps the file under the same number at once: a write in
+	 * another thread goes wholly to the old file or to the new. */
+	if (dup3(fd, error_fd, O_CLOEXEC) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
 }
 
 void log_set_level(int level)

@@ -8,8 +8,14 @@
 enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
 /* Opens the error log ("stderr" or a file). Set once at start, before the
- * workers exist; the file stays for the life of the process. 0 or -errno. */
+ * workers exist; path must stay valid for the life of the process. 0 or
+ * -errno. */
 int log_open(const char *path, int level);
+/* Opens the error log's file again (SIGUSR1: logrotate renamed it) in the
+ * place of the old one, which workers may be writing to meanwhile: each of
+ * their lines goes whole to one file or the other. 0 (also for stderr, which
+ * is not reopened) or -errno, the old file kept. */
+int log_reopen(void);
 /* The least severe level logged: set at start and on SIGHUP, safe to change
  * while workers log. */
 void log_set_level(int level);

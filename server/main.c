@@ -224,6 +224,49 @@ static int drop_privileges(const char *user)
 	return 0;
 }
 
+/* Signals an operator may send by habit, meant for other servers (nginx's
+ * SIGUSR2 and SIGWINCH) or for nothing, that would end the process by
+ * default: each is logged and ignored. */
+static const int ignored_signals[] = {SIGUSR2, SIGWINCH, SIGALRM, SIGIO,
+				      SIGPWR,  SIGVTALRM, SIGPROF, SIGSTKFLT};
+
+/* SIGUSR1 (and SIGHUP): logrotate renamed the logs; open them again. A log
+ * that cannot be reopened stays on its old file. */
+static void reopen_logs(struct access_log_file *access_log, int sig)
+{
+	int rc_err = log_reopen(), rc_acc = access_log_file_reopen(access_log);
+
+	if (rc_err < 0)
+		log_msg(LOG_ERROR, "SIG%s: reopening the error log: %s; it stays on the old file",
+			sigabbrev_np(sig), strerror(-rc_err));
+	if (rc_acc < 0)
+		log_msg(LOG_ERROR, "SIG%s: reopening the access log: %s; it stays on the old file",
+			sigabbrev_np(sig), strerror(-rc_acc));
+	if (sig == SIGUSR1 && rc_err == 0 && rc_acc == 0)
+		log_msg(LOG_INFO, "SIGUSR1: logs reopened");
+}
+
+/* Signals are taken by the main thread alone, with sigwait; the workers,
+ * started later, inherit the mask and never see them. Blocked from the
+ * first instruction on: a SIGUSR1 during start-up waits for sigwait
+ * instead of killing the process. A closed client must not kill us with
+ * SIGPIPE, nor a log over RLIMIT_FSIZE with SIGXFSZ (the write fails
+ * instead). */
+static void take_signals(sigset_t *sigs)
+{
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
+	sigemptyset(sigs);
+	sigaddset(sigs, SIGTERM);
+	sigaddset(sigs, SIGINT);
+	sigaddset(sigs, SIGQUIT);
+	sigaddset(sigs, SIGHUP);
+	sigaddset(sigs, SIGUSR1);
+	for (size_t i = 0; i < sizeof(ignored_signals) / sizeof(ignored_signals[0]); i++)
+		sigaddset(sigs, ignored_signals[i]);
+	pthread_sigmask(SIG_BLOCK, sigs, NULL);
+}
+
 static int write_pid_file(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -245,6 +288,7 @@ int main(int argc, char **argv)
 	int sig, rc;
 	unsigned n;
 
+	take_signals(&sigs);
 	switch (config_load(&cfg, argc, argv, stdout, stderr)) {
 	case CONFIG_RUN:
 		break;
@@ -290,16 +334,6 @@ int main(int argc, char **argv)
 	}
 	srv.access_log = &access_log;
 
-	/* Signals are taken by this thread alone, with sigwait; the workers
-	 * never see them. A closed client must not kill us with SIGPIPE. */
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGQUIT);
-	sigaddset(&sigs, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-
 	n = workers_wanted(&cfg);
 	size_t wsize = (sizeof(*workers) + 63) / 64 * 64;
 	workers = aligned_alloc(64, wsize * n);
@@ -337,6 +371,15 @@ int main(int argc, char **argv)
 		}
 		if (sig == SIGTERM)
 			break;
+		if (sig != SIGHUP && sig != SIGUSR1) {
+			log_msg(LOG_WARN, "SIG%s ignored (SIGHUP reloads, SIGUSR1 reopens the logs, "
+					  "SIGTERM stops)",
+				sigabbrev_np(sig));
+			continue;
+		}
+		reopen_logs(&access_log, sig);
+		if (sig == SIGUSR1)
+			continue;
 		struct snapshot *s = reload(argc, argv, current, workers, n);
 		if (s) {
 			s->older = snapshots;
