@@ -267,6 +267,38 @@ static void take_signals(sigset_t *sigs)
 	pthread_sigmask(SIG_BLOCK, sigs, NULL);
 }
 
+static bool all_finished(struct worker *workers, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!worker_finished(&workers[i]))
+			return false;
+	return true;
+}
+
+/* How long SIGINT and SIGQUIT wait for the workers' last log lines: a
+ * worker stuck writing to a log reader that stopped reading must not hold
+ * the exit. */
+#define QUIT_WAIT_S 2
+
+/* SIGINT, SIGQUIT: exit at once, but with the access log complete: each
+ * worker logs the responses it cuts and writes its lines out first. */
+static _Noreturn void quit_now(struct worker *workers, unsigned n, const char *pid_file, int sig)
+{
+	struct timespec deadline;
+
+	log_msg(LOG_INFO, "SIG%s: exiting now", sigabbrev_np(sig));
+	for (unsigned i = 0; i < n; i++)
+		worker_request_quit(&workers[i]);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += QUIT_WAIT_S;
+	for (unsigned i = 0; i < n; i++)
+		if (!worker_wait_until(&workers[i], &deadline))
+			log_msg(LOG_WARN, "worker %u did not stop within %d s", i, QUIT_WAIT_S);
+	if (pid_file)
+		unlink(pid_file);
+	_exit(0);
+}
+
 static int write_pid_file(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -341,11 +373,16 @@ int main(int argc, char **argv)
 		return 1;
 	memset(workers, 0, wsize * n);
 	unsigned prepared = 0, started = 0;
+	bool pid_written = false;
 	for (; prepared < n; prepared++)
 		if (worker_prepare(&workers[prepared], prepared, &srv) < 0)
 			goto fail;
-	if (cfg.pid_file && write_pid_file(cfg.pid_file) < 0)
-		log_msg(LOG_WARN, "pid-file %s: %s", cfg.pid_file, strerror(errno));
+	if (cfg.pid_file) {
+		rc = write_pid_file(cfg.pid_file);
+		if (rc < 0)
+			log_msg(LOG_WARN, "pid-file %s: %s", cfg.pid_file, strerror(-rc));
+		pid_written = rc == 0;
+	}
 	if (cfg.user && drop_privileges(cfg.user) < 0)
 		goto fail;
 	for (; started < n; started++) {
@@ -362,38 +399,54 @@ int main(int argc, char **argv)
 			cfg.root, n, srv.use_ktls ? "on" : "off", feats);
 	}
 
-	for (;;) {
-		if (sigwait(&sigs, &sig) != 0)
-			continue;
-		if (sig == SIGINT || sig == SIGQUIT) {
-			log_msg(LOG_INFO, "signal %d: exiting now", sig);
-			_exit(0);
-		}
-		if (sig == SIGTERM)
+	for (bool stopping = false; !stopping || !all_finished(workers, n);) {
+		/* While the workers drain, look at them ten times a second. */
+		static const struct timespec poll_interval = {0, 100 * 1000 * 1000};
+		if (stopping)
+			sig = sigtimedwait(&sigs, NULL, &poll_interval);
+		else if (sigwait(&sigs, &sig) != 0)
+			sig = -1;
+		switch (sig) {
+		case -1:
 			break;
-		if (sig != SIGHUP && sig != SIGUSR1) {
+		case SIGINT:
+		case SIGQUIT:
+			quit_now(workers, n, pid_written ? cfg.pid_file : NULL, sig);
+		case SIGTERM:
+			if (stopping)
+				break;
+			log_msg(LOG_INFO, "SIGTERM: finishing responses in flight (grace %u ms)",
+				current->cfg->shutdown_grace_ms);
+			for (unsigned i = 0; i < n; i++)
+				worker_request_stop(&workers[i]);
+			stopping = true;
+			break;
+		case SIGUSR1:
+			reopen_logs(&access_log, sig);
+			break;
+		case SIGHUP:
+			reopen_logs(&access_log, sig);
+			if (stopping) {
+				log_msg(LOG_INFO, "SIGHUP: stopping; the configuration is not reloaded");
+				break;
+			}
+			struct snapshot *s = reload(argc, argv, current, workers, n);
+			if (s) {
+				s->older = snapshots;
+				snapshots = s;
+				current = &s->srv;
+			}
+			break;
+		default:
 			log_msg(LOG_WARN, "SIG%s ignored (SIGHUP reloads, SIGUSR1 reopens the logs, "
 					  "SIGTERM stops)",
 				sigabbrev_np(sig));
-			continue;
-		}
-		reopen_logs(&access_log, sig);
-		if (sig == SIGUSR1)
-			continue;
-		struct snapshot *s = reload(argc, argv, current, workers, n);
-		if (s) {
-			s->older = snapshots;
-			snapshots = s;
-			current = &s->srv;
+			break;
 		}
 	}
-	log_msg(LOG_INFO, "SIGTERM: finishing responses in flight (grace %u ms)",
-		current->cfg->shutdown_grace_ms);
-	for (unsigned i = 0; i < n; i++)
-		worker_request_stop(&workers[i]);
 	for (unsigned i = 0; i < n; i++)
 		worker_join(&workers[i]);
-	if (cfg.pid_file)
+	if (pid_written)
 		unlink(cfg.pid_file);
 	access_log_file_close(&access_log);
 	free(workers);
@@ -410,6 +463,8 @@ int main(int argc, char **argv)
 
 fail:
 	/* Start-up failed: undo what was done, so that nothing leaks. */
+	if (pid_written)
+		unlink(cfg.pid_file);
 	for (unsigned i = 0; i < started; i++)
 		worker_request_stop(&workers[i]);
 	for (unsigned i = 0; i < n && i <= prepared; i++) {

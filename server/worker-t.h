@@ -80,6 +80,8 @@ struct worker {
 	uint64_t wake_value;
 	_Atomic(const struct server *) next_srv; /* SIGHUP: the configuration to switch to */
 	atomic_bool stop_requested;  /* SIGTERM */
+	atomic_bool quit_requested;  /* SIGINT, SIGQUIT */
+	atomic_bool finished;        /* the thread is done: worker_join will not wait */
 	struct ring_op tick_op, wake_op;
 	struct __kernel_timespec tick;
 	struct bufpool bufs;         /* I/O buffers of its connections */

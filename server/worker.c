@@ -272,6 +272,18 @@ static void on_retry(struct ring_op *op, int res, uint32_t flags)
 		arm_accept(l);
 }
 
+/* SIGINT, SIGQUIT: no grace. Every response under way is logged, as cut by
+ * the shutdown, and the log written out before the process exits. */
+static void quit_now(struct worker *w)
+{
+	begin_stop(w);
+	for (struct conn *c = w->conns, *next; c; c = next) {
+		next = c->next;
+		conn_abort_as(c, ACCESS_END_SHUTDOWN, "exiting now");
+	}
+	access_log_flush(&w->alog);
+}
+
 static void on_wake(struct ring_op *op, int res, uint32_t flags)
 {
 	struct worker *w = container_of(op, struct worker, wake_op);
@@ -281,10 +293,12 @@ static void on_wake(struct ring_op *op, int res, uint32_t flags)
 	const struct server *next = atomic_exchange(&w->next_srv, NULL);
 	if (next)
 		apply_reload(w, next);
-	if (atomic_load(&w->stop_requested))
+	if (atomic_load(&w->quit_requested))
+		quit_now(w);
+	else if (atomic_load(&w->stop_requested))
 		begin_stop(w);
-	else
-		arm_wake(w);
+	/* Armed while stopping too: a SIGINT may cut the grace period short. */
+	arm_wake(w);
 }
 
 /* Connections that must have closed since the high mark before the heap
@@ -451,6 +465,7 @@ static void *worker_main(void *arg)
 		(unsigned long long)st->truncated, (unsigned long long)w->files.hits,
 		(unsigned long long)w->files.misses, (unsigned long long)w->files.mem_hits,
 		w->bufs.hits, w->bufs.gets);
+	atomic_store(&w->finished, true);
 	return NULL;
 }
 
@@ -483,9 +498,23 @@ void worker_request_reload(struct worker *w, const struct server *next)
 void worker_request_stop(struct worker *w)
 {
 	atomic_store(&w->stop_requested, true);
-	uint64_t one = 1;
-	ssize_t n = write(w->wake_fd, &one, sizeof(one));
-	(void)n;
+	wake(w);
+}
+
+void worker_request_quit(struct worker *w)
+{
+	atomic_store(&w->quit_requested, true);
+	wake(w);
+}
+
+bool worker_finished(struct worker *w)
+{
+	return atomic_load(&w->finished);
+}
+
+bool worker_wait_until(struct worker *w, const struct timespec *deadline)
+{
+	return pthread_timedjoin_np(w->thread, NULL, deadline) == 0;
 }
 
 void worker_unprepare(struct worker *w)
