@@ -38,9 +38,11 @@ int access_log_file_open(struct access_log_file *f, const char *path)
 	f->path = NULL;
 	if (!path)
 		return 0;
-	if (strcmp(path, "stdout") == 0) {
+	/* The descriptors themselves: open("/dev/stdout") fails with ENXIO
+	 * when stdout is a socket (systemd's journal). */
+	if (strcmp(path, "stdout") == 0 || strcmp(path, "/dev/stdout") == 0) {
 		f->fd = 1;
-	} else if (strcmp(path, "stderr") == 0) {
+	} else if (strcmp(path, "stderr") == 0 || strcmp(path, "/dev/stderr") == 0) {
 		f->fd = 2;
 	} else {
 		f->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

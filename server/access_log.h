@@ -64,8 +64,9 @@ struct access_log_file {
 	const char *path;            /* of a file, to reopen it; NULL for stdout, stderr */
 };
 
-/* path: a file (created, appended to), "stdout", "stderr" or NULL (off);
- * it must outlive f. 0 or -errno. */
+/* path: a file (created, appended to), "stdout" or "stderr" (also spelled
+ * /dev/stdout, /dev/stderr: the descriptor as it is, a pipe or a socket
+ * included) or NULL (off); it must outlive f. 0 or -errno. */
 int access_log_file_open(struct access_log_file *f, const char *path);
 /* Opens the file again (SIGUSR1: logrotate renamed it) under the same fd
  * the workers write to, so they need not know: a batch goes wholly to the

@@ -106,8 +106,9 @@ const struct opt config_options[] = {
         "Content-Type by file extension, in mime.types format (\"type ext ext...\"); a "
         "built-in list fills in what the file lacks, or all of it if the file cannot be read."),
 
-    OPT("access-log", "FILE|off", T_PATH_OR, G_LOG, OFF(access_log), "off",
-        "Log each request to FILE."),
+    OPT("access-log", "FILE|stdout|stderr|off", T_PATH_OR, G_LOG, OFF(access_log), "off",
+        "Log each request to FILE (reopened on SIGUSR1 and SIGHUP), or to stdout or stderr as "
+        "they are: a pipe, a socket (journald), a terminal."),
     OPT("access-log-format", "combined|json", T_ENUM, G_LOG, OFF(access_log_format), "combined",
         "combined: nginx's combined format, then ktlsd's fields (request time, protocol, TLS "
         "version, cipher, ktls= body= path, host=, sent=, end=); json: one JSON object per "

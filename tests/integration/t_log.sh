@@ -184,6 +184,41 @@ PYEOF
 )
 expect_eq "--access-log-format json: every line parses, fields as sent" "$jcheck" "OK 4"
 
+# --access-log stdout (and /dev/stdout) when stdout is a pipe or a socket, as
+# journald gives it: whole lines while the server runs, and every line by
+# the time it exits, SIGINT included. stderr likewise.
+for kind in pipe socket; do
+	out=$T/stdout.$kind
+	dest=stdout
+	[ "$kind" = socket ] && dest=/dev/stdout # open() of it fails on a socket
+	LAUNCH_WRAP=("$PY" "$LIBPY" stdout-to "$kind" "$out")
+	start_ktlsd --access-log "$dest" || {
+		LAUNCH_WRAP=()
+		continue
+	}
+	LAUNCH_WRAP=()
+	kcurl -o /dev/null "$BASE/a.txt?$kind=[1-20]" >/dev/null 2>&1
+	KCURL_HTTP=--http2 kcurl -o /dev/null "$BASE/a.txt?$kind=h2"
+	if wait_until 5 grep -q "?$kind=20 " "$out"; then
+		pass "--access-log $dest on a $kind: lines arrive while the server runs"
+	else
+		fail "--access-log $dest on a $kind: lines arrive while the server runs" "none after 5 s"
+	fi
+	kcurl -o /dev/null "$BASE/a.txt?$kind=last"
+	kill -INT "$KTLSD_PID"
+	wait_exit "$KTLSD_PID" 10
+	KTLSD_PID=
+	wait_until 5 grep -q "?$kind=last " "$out"
+	expect_eq "--access-log $dest on a $kind: 22 lines, the last one too after SIGINT" \
+		"$(grep -c "GET /a.txt?$kind=" "$out")" 22
+	expect_eq "--access-log $dest on a $kind: every line whole" "$(grep -avE "$combined_re" "$out" | head -n 2)" ""
+done
+start_ktlsd --access-log stderr || return 0
+kcurl -o /dev/null "$BASE/a.txt?to=stderr"
+stop_ktlsd
+expect_match "--access-log stderr: the line is with the error log's" \
+	"$(grep -a 'GET /a.txt?to=stderr' "$KTLSD_LOG")" "$combined_re"
+
 # Start-up errors: one line, naming what is wrong, and a nonzero exit (not an
 # OpenSSL error stack). --log-level error keeps start-up notes out of it.
 # start_error NAME WHAT ARGS...: ktlsd ARGS fails at start with exactly one

@@ -373,6 +373,17 @@ START_TEST(test_log_files)
 	ck_assert_int_eq(r.cfg.access_log_format, 0); /* combined */
 	done(&r);
 
+	/* stdout and stderr are words, spelled as the help spells them. */
+	RUN_OK(&r, "--root", "/", "--access-log", "STDOUT");
+	ck_assert_str_eq(r.cfg.access_log, "stdout");
+	done(&r);
+	RUN_OK(&r, "--root", "/", "--access-log", "stderr", "--error-log", "/e");
+	ck_assert_str_eq(r.cfg.access_log, "stderr");
+	done(&r);
+	RUN_OK(&r, "--root", "/", "--access-log", "./stdout");
+	ck_assert_str_eq(r.cfg.access_log, "./stdout");
+	done(&r);
+
 	RUN_OK(&r, "--root", "/", "--access-log-format", "json");
 	ck_assert_int_eq(r.cfg.access_log_format, 1);
 	done(&r);
