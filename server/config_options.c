@@ -117,7 +117,7 @@ const struct opt config_options[] = {
         "Where errors and notices go."),
     OPT("log-level", "error|warn|info|debug", T_ENUM, G_LOG, OFF(log_level), "info",
         "Least severe message to log."),
-    OPT("pid-file", "FILE", T_STRING, G_LOG, OFF(pid_file), NULL, "Write the process id to FILE."),
+    OPT("pid-file", "FILE", T_STRING, G_LOG, OFF(pid_file), NULL, "Write the process id to FILE; it is removed at exit."),
     OPT("user", "USER", T_STRING, G_GENERAL, OFF(user), NULL,
         "After binding the listeners and reading the keys, run as USER (drops root)."),
 };
@@ -208,7 +208,11 @@ void config_print_help(FILE *out)
 	      "--config file, one \"name value\" or \"name = value\" per line, '#' starting a\n"
 	      "comment; quotes around a value are optional. Flags override the file, and a\n"
 	      "repeatable flag (--listen, --listen-plain, --cert/--key) replaces the file's\n"
-	      "list instead of adding to it.\n",
+	      "list instead of adding to it.\n"
+	      "\n"
+	      "Signals: SIGTERM finishes the responses in flight (--shutdown-grace) and exits;\n"
+	      "SIGINT and SIGQUIT exit at once; SIGHUP reloads the configuration and reopens\n"
+	      "the logs; SIGUSR1 reopens the logs (logrotate: rename, then SIGUSR1).\n",
 	      out);
 }
 
