@@ -68,10 +68,12 @@ static int frame_send_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *
 			reset_charge(hs);
 	} else if (frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) {
 		hs->packed_ms = h2_now(hs); /* a response moved (see the send timeout) */
+	}
+	if (frame->hd.type == NGHTTP2_HEADERS) {
 		/* A response head, for the access log (DATA frames are counted
 		 * as h2_stream_send_data writes them). */
 		struct h2_stream *s = nghttp2_session_get_stream_user_data(ng, frame->hd.stream_id);
-		if (s && frame->hd.type == NGHTTP2_HEADERS)
+		if (s)
 			s->frame_bytes += FRAME_HEADER + frame->hd.length;
 	}
 	return 0;
