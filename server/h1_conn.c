@@ -200,8 +200,9 @@ static void on_parse_error(struct conn *c, int status)
 
 /* The response's access-log line, however it ended. Bytes are counted as
  * the body produced them; a response that did not finish is held to what
- * the socket took (with user-space TLS that includes record overhead, so
- * its body count may run a record's worth ahead of the client). */
+ * the socket took. With user-space TLS the socket's count is ciphertext,
+ * 22 to 29 bytes per 16 KiB record more than the plaintext (0.2% at most):
+ * an unfinished body is logged that much long. */
 static void on_response_done(struct conn *c, enum access_end end)
 {
 	static const char *const path_names[] = {

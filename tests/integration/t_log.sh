@@ -135,6 +135,21 @@ else
 	fail "goaccess --log-format=COMBINED" "goaccess is not installed (scripts/install-deps)"
 fi
 
+# Clients that stop reading: --send-timeout ends their downloads, and the
+# lines say so (HTTP/1.1: the socket takes nothing; HTTP/2: the windows stay
+# shut, then GOAWAY, then the close).
+start_ktlsd --access-log "$T/timeout.log" --send-timeout 1 || return 0
+raw 'send=GET /big.bin?stalled=h1 HTTP/1.1\r\nHost: localhost\r\n\r\n' sleep=5 &
+raw_pid=$!
+timeout 30 "$PY" "$H2PY" get --window 65535 --pause-after 1 --resume-file "$T/never" \
+	--timeout 8 "$PORT" '/big.bin?stalled=h2' >/dev/null 2>&1
+wait "$raw_pid"
+stop_ktlsd
+expect_match "send timeout, HTTP/1.1: logged, end=timeout" \
+	"$(grep -a 'stalled=h1' "$T/timeout.log")" '" 200 [0-9]+ .* end=timeout$'
+expect_match "send timeout, HTTP/2: logged, end=timeout" \
+	"$(grep -a 'stalled=h2' "$T/timeout.log")" '" 200 [0-9]+ .* end=timeout$'
+
 # --access-log-format json (here from the config file): one JSON object per
 # line, valid JSON whatever bytes the client sent, with the same fields.
 jlog=$T/access.json
