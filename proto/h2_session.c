@@ -69,6 +69,13 @@ static int frame_send_cb(nghttp2_session *ng, const nghttp2_frame *frame, void *
 	} else if (frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) {
 		hs->packed_ms = h2_now(hs); /* a response moved (see the send timeout) */
 	}
+	if (frame->hd.type == NGHTTP2_HEADERS) {
+		/* A response head, for the access log (DATA frames are counted
+		 * as h2_stream_send_data writes them). */
+		struct h2_stream *s = nghttp2_session_get_stream_user_data(ng, frame->hd.stream_id);
+		if (s)
+			s->frame_bytes += FRAME_HEADER + frame->hd.length;
+	}
 	return 0;
 }
 
@@ -175,7 +182,7 @@ static int stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t error, void
 	hs->idle_since_ms = h2_now(hs);
 	if (!s)
 		return 0;
-	h2_stream_done(s, error);
+	h2_stream_done(s, error, false);
 	nghttp2_session_set_stream_user_data(ng, id, NULL);
 	s->closed = true;
 	h2_stream_release(s);
@@ -408,8 +415,17 @@ void h2_session_release_idle(struct h2_session *hs)
 	h2_mem_trim(&hs->mem);
 }
 
+void h2_session_cut(struct h2_session *hs)
+{
+	for (struct h2_stream *s = hs->streams; s; s = s->next)
+		if (!s->closed)
+			h2_stream_done(s, 0, true);
+}
+
 void h2_session_free(struct h2_session *hs)
 {
+	/* nghttp2_session_del drops its streams without a callback. */
+	h2_session_cut(hs);
 	nghttp2_session_del(hs->ng);
 	while (hs->streams)
 		h2_stream_free(hs->streams);

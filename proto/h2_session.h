@@ -54,18 +54,21 @@ struct h2_limits {
 	unsigned keepalive_requests; /* --keepalive-requests (streams); 0: no limit */
 };
 
-/* A stream that ended, for the access log. method and path are the
+/* A stream that ended, for the access log. The request fields are the
  * client's bytes as it sent them (NULL when absent): escape them. */
 struct h2_stream_record {
 	int32_t id;
-	const char *method, *path;
-	size_t method_len, path_len;
+	const char *method, *path, *authority, *referer, *user_agent;
+	size_t method_len, path_len, authority_len, referer_len, user_agent_len;
 	int status;
-	uint64_t bytes_out;          /* of its DATA frames, frame headers included */
+	uint64_t body_bytes;         /* of its DATA payloads (padding: none is sent) */
+	uint64_t frame_bytes;        /* of its HEADERS and DATA frames, frame headers included */
 	uint64_t duration_ms;
 	bool file_body;              /* its body came from a file */
 	bool truncated;              /* the file came short */
 	bool reset;                  /* closed by RST_STREAM, either side's */
+	bool reset_ours;             /* ... ours, by policy (a file that changed, no memory) */
+	bool cut;                    /* still open when the connection ended */
 };
 
 /* What the session reports as it happens (the glue logs it). */
@@ -94,7 +97,9 @@ struct h2_env {
 		      const void **mem);
 	/* Gives back an fd that resolve or reopen gave (its mem with it). */
 	void (*close_file)(void *ctx, int fd);
-	/* A stream with a response ended (never called for one without). */
+	/* A stream with a response ended, once per stream, however it ended:
+	 * closed, reset, or cut with the connection (never called for a
+	 * stream without a response). */
 	void (*stream_done)(void *ctx, const struct h2_stream_record *rec);
 	void (*event)(void *ctx, enum h2_event ev, const struct h2_stream *s, int err);
 };
@@ -158,10 +163,11 @@ struct h2_stream {
 	bool counted_file;               /* file_fd holds one of the session's slots */
 	bool reset_ours;                 /* our RST (policy), not the client's doing */
 	bool bad;                        /* a repeated or oversized field we act on */
+	bool reported;                   /* stream_done was called */
 
-	/* request */
+	/* request; referer and user_agent only for the log */
 	struct h2_field method, path, authority, range, if_match, if_none_match,
-	    if_modified_since, if_unmodified_since, if_range;
+	    if_modified_since, if_unmodified_since, if_range, referer, user_agent;
 	char *arena;
 	uint32_t arena_used, arena_cap;
 	size_t header_bytes;             /* of the request, for --h2-max-header-list */
@@ -191,7 +197,8 @@ struct h2_stream {
 	size_t read_len;
 	size_t first_frame;              /* offset of its first DATA frame in the batch */
 
-	uint64_t bytes_out;
+	uint64_t body_bytes;             /* DATA payloads handed to the batch */
+	uint64_t frame_bytes;            /* HEADERS and DATA frames, with their headers */
 	uint64_t start_ms;
 };
 
@@ -253,8 +260,12 @@ struct h2_session {
 /* Creates a session with env (copied; env->now_ms and env->boundary_seed
  * must outlive it) and queues our SETTINGS. 0 or -ENOMEM. */
 int h2_session_new(struct h2_session **out, const struct h2_env *env);
-/* Frees the session, its streams and their files (no read in flight). The
- * batch is the glue's. */
+/* The connection ends under the open streams: each one with a response
+ * is reported now (stream_done, cut), so the access log has it even if the
+ * session is never freed (an exit). Idempotent. */
+void h2_session_cut(struct h2_session *hs);
+/* Frees the session, its streams and their files (no read in flight),
+ * reporting the streams still open as cut. The batch is the glue's. */
 void h2_session_free(struct h2_session *hs);
 /* Gives back what a quiet session keeps for the next streams. */
 void h2_session_release_idle(struct h2_session *hs);

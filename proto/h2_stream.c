@@ -204,7 +204,8 @@ int h2_stream_send_data(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t
 		hs->sf_off = s->body.off;
 		hs->sf_len = length;
 		body_advance(&s->body, length);
-		s->bytes_out += FRAME_HEADER + length;
+		s->body_bytes += length;
+		s->frame_bytes += FRAME_HEADER + length;
 		s->pend = PEND_NONE;
 		return NGHTTP2_ERR_PAUSE; /* send the header, then splice */
 	}
@@ -235,7 +236,8 @@ int h2_stream_send_data(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t
 		body_advance(&s->body, length);
 	}
 	hs->out_len += length;
-	s->bytes_out += FRAME_HEADER + length;
+	s->body_bytes += length;
+	s->frame_bytes += FRAME_HEADER + length;
 	s->pend = PEND_NONE;
 	hs->packed_ms = h2_now(hs);
 	return 0;
@@ -256,6 +258,9 @@ void h2_session_read_done(struct h2_stream *s, int res)
 			hs->cut_at = s->first_frame;
 		hs->cut = true;
 		hs->counters.truncated++;
+		/* None of its frames in this batch leave. */
+		s->body_bytes -= s->read_len;
+		s->frame_bytes -= s->read_len + (uint64_t)s->niov * FRAME_HEADER;
 		hs->env.event(hs->env.ctx, H2_EV_FILE_SHORT, s, res < 0 ? res : 0);
 	}
 	s->niov = 0;
@@ -285,6 +290,8 @@ static struct h2_field *field_of(struct h2_stream *s, const uint8_t *name, size_
 	    FIELD("if-modified-since", if_modified_since),
 	    FIELD("if-unmodified-since", if_unmodified_since),
 	    FIELD("if-range", if_range),
+	    FIELD("referer", referer),
+	    FIELD("user-agent", user_agent),
 	};
 #undef FIELD
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
@@ -368,6 +375,13 @@ int h2_stream_header(struct h2_stream *s, const uint8_t *name, size_t namelen,
 	f = field_of(s, name, namelen);
 	if (!f)
 		return 0;
+	/* Fields kept only for the log: the first one is logged, and a
+	 * failure to keep it costs the log, not the request. */
+	if (f == &s->referer || f == &s->user_agent) {
+		if (!f->set)
+			keep_field(s, f, value, valuelen);
+		return 0;
+	}
 	/* A repeated field we act on is ambiguous, as in HTTP/1.1. */
 	if (f->set || !keep_field(s, f, value, valuelen))
 		s->bad = true;
@@ -501,23 +515,35 @@ int h2_stream_respond(struct h2_stream *s)
 	return respond_file(hs, s, &res, head);
 }
 
-void h2_stream_done(struct h2_stream *s, uint32_t error)
+void h2_stream_done(struct h2_stream *s, uint32_t error, bool cut)
 {
 	struct h2_session *hs = s->hs;
-	struct h2_stream_record rec = {
+
+	if (!s->status || s->reported)
+		return;
+	s->reported = true;
+
+	const struct h2_stream_record rec = {
 	    .id = s->id,
 	    .method = value_of(s, &s->method),
 	    .method_len = s->method.len,
 	    .path = value_of(s, &s->path),
 	    .path_len = s->path.len,
+	    .authority = value_of(s, &s->authority),
+	    .authority_len = s->authority.len,
+	    .referer = value_of(s, &s->referer),
+	    .referer_len = s->referer.len,
+	    .user_agent = value_of(s, &s->user_agent),
+	    .user_agent_len = s->user_agent.len,
 	    .status = s->status,
-	    .bytes_out = s->bytes_out,
+	    .body_bytes = s->body_bytes,
+	    .frame_bytes = s->frame_bytes,
 	    .duration_ms = h2_now(hs) - s->start_ms,
 	    .file_body = s->file.size || s->rel || s->file_fd >= 0,
 	    .truncated = s->truncated,
 	    .reset = error != 0,
+	    .reset_ours = s->reset_ours,
+	    .cut = cut,
 	};
-
-	if (s->status)
-		hs->env.stream_done(hs->env.ctx, &rec);
+	hs->env.stream_done(hs->env.ctx, &rec);
 }

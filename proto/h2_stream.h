@@ -31,8 +31,9 @@ int h2_stream_respond(struct h2_stream *s);
 int h2_stream_send_data(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t *framehd,
 			size_t length, nghttp2_data_source *src, void *ud);
 
-/* nghttp2 closed s with error (0: it ended normally): tell the glue. */
-void h2_stream_done(struct h2_stream *s, uint32_t error);
+/* s ended: nghttp2 closed it with error (0: it ended normally), or, cut,
+ * the connection ended under it. Tells the glue, once per stream. */
+void h2_stream_done(struct h2_stream *s, uint32_t error, bool cut);
 
 static inline uint64_t h2_now(const struct h2_session *hs)
 {

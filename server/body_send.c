@@ -24,9 +24,10 @@
  * more requests per server CPU-second by copy. */
 #define SPLICE_MIN (64 * 1024)
 
+/* Our own failure (no memory, a file that cannot be read). */
 static void fail(struct conn *c, const char *why)
 {
-	conn_abort(c, why);
+	conn_abort_as(c, ACCESS_END_ERROR, why);
 }
 
 static void read_done(struct ring_op *op, int res, uint32_t flags);

@@ -81,7 +81,8 @@ struct config {
 	char *mime_types;                /* --mime-types FILE (default /etc/mime.types) */
 
 	/* Logging */
-	char *access_log;                /* --access-log FILE|off (default off); NULL = off */
+	char *access_log;                /* --access-log FILE|stdout|stderr|off (default off); NULL = off */
+	int access_log_format;           /* --access-log-format combined|json: enum access_log_format */
 	char *error_log;                 /* --error-log FILE|stderr (default stderr); NULL = stderr */
 	int log_level;                   /* --log-level error|warn|info|debug: enum config_log_level */
 	char *pid_file;                  /* --pid-file FILE; NULL = none */

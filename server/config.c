@@ -125,6 +125,27 @@ static int find_word(const char *list, const char *s, size_t len)
 	return -1;
 }
 
+/* A T_PATH_OR value: NULL for the last word of the placeholder
+ * ("FILE|stdout|stderr|off": off), another word as the placeholder spells
+ * it ("STDOUT" is stdout), anything else (the first word included) a path
+ * as given. */
+static char *path_or_word(const char *list, const char *v)
+{
+	int i = find_word(list, v, strlen(v)), n = 0;
+
+	for (const char *p = list; (p = strchr(p, '|')) != NULL; p++)
+		n++;
+	if (i == n)
+		return NULL;
+	if (i <= 0)
+		return xstrdup(v);
+	while (i-- > 0)
+		list = strchr(list, '|') + 1;
+	char *w = xstrdup(list);
+	w[strcspn(w, "|")] = '\0';
+	return w;
+}
+
 /* Accepts TLSv1.2 and TLSv1.3 in any case, separated by blanks or commas,
  * and stores them as OpenSSL spells them (ktls/ compares them exactly),
  * oldest first, blank-separated. */
@@ -260,7 +281,7 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 		set_string(cfg, o->off, xstrdup(v));
 		return 0;
 	case T_PATH_OR:
-		set_string(cfg, o->off, find_word(o->value, v, strlen(v)) == 1 ? NULL : xstrdup(v));
+		set_string(cfg, o->off, path_or_word(o->value, v));
 		return 0;
 	case T_UINT:
 	case T_MS:

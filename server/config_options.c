@@ -126,13 +126,18 @@ const struct opt config_options[] = {
         "Content-Type by file extension, in mime.types format (\"type ext ext...\"); a "
         "built-in list fills in what the file lacks, or all of it if the file cannot be read."),
 
-    OPT("access-log", "FILE|off", T_PATH_OR, G_LOG, OFF(access_log), "off",
-        "Log each request to FILE."),
+    OPT("access-log", "FILE|stdout|stderr|off", T_PATH_OR, G_LOG, OFF(access_log), "off",
+        "Log each request to FILE (reopened on SIGUSR1 and SIGHUP), or to stdout or stderr as "
+        "they are: a pipe, a socket (journald), a terminal."),
+    OPT("access-log-format", "combined|json", T_ENUM, G_LOG, OFF(access_log_format), "combined",
+        "combined: nginx's combined format, then ktlsd's fields (request time, protocol, TLS "
+        "version, cipher, ktls= body= path, host=, sent=, end=); json: one JSON object per "
+        "line with the same fields."),
     OPT("error-log", "FILE|stderr", T_PATH_OR, G_LOG, OFF(error_log), "stderr",
         "Where errors and notices go."),
     OPT("log-level", "error|warn|info|debug", T_ENUM, G_LOG, OFF(log_level), "info",
         "Least severe message to log."),
-    OPT("pid-file", "FILE", T_STRING, G_LOG, OFF(pid_file), NULL, "Write the process id to FILE."),
+    OPT("pid-file", "FILE", T_STRING, G_LOG, OFF(pid_file), NULL, "Write the process id to FILE; it is removed at exit."),
     OPT("user", "USER", T_STRING, G_GENERAL, OFF(user), NULL,
         "After binding the listeners and reading the keys, run as USER (drops root)."),
 };
@@ -236,14 +241,18 @@ void config_print_help(FILE *out)
 	}
 	fputs("\n", out);
 	fputs(config_file_rules, out);
+	fputs("\nSignals: SIGTERM finishes the responses in flight (--shutdown-grace) and exits;\n"
+	      "SIGINT and SIGQUIT exit at once; SIGHUP reloads the configuration and reopens\n"
+	      "the logs; SIGUSR1 reopens the logs (logrotate: rename, then SIGUSR1).\n",
+	      out);
 }
 
 const char config_file_rules[] =
     "Every option but --config, --check, --test-config, --help and --version can also\n"
     "be set in the --config file, one \"name value\" or \"name = value\" per line, '#'\n"
     "starting a comment; quotes around a value are optional. Flags override the file,\n"
-    "and a repeatable flag (--listen, --listen-plain, --cert/--key) replaces the\n"
-    "file's list instead of adding to it.\n";
+    "and a repeatable flag (--listen, --listen-plain, --cert/--key,\n"
+    "--tls-ticket-key-file) replaces the file's list instead of adding to it.\n";
 
 const char *config_option_name(size_t i)
 {

@@ -15,7 +15,8 @@
 
 enum opt_type {
 	T_STRING,    /* char *, replaced */
-	T_PATH_OR,   /* char *; the word after '|' in the placeholder stores NULL */
+	T_PATH_OR,   /* char *: a path, or one of the words after the first in the
+		      * placeholder ("FILE|stdout|stderr|off"); the last stores NULL */
 	T_UINT,      /* unsigned in [min, max] */
 	T_MS,        /* seconds with up to 3 decimals, stored as ms in [min, max] */
 	T_BOOL,      /* on|off */

@@ -98,6 +98,7 @@ int conn_new(struct worker *w, int fd, bool tls, const struct sockaddr *peer, so
 		return -ENOMEM;
 	}
 	c->w = w;
+	c->abort_end = ACCESS_END_LOST;
 	c->sock = sock_new(w, fd, tls, &conn_handler, c);
 	if (!c->sock) {
 		free(c);
@@ -141,10 +142,16 @@ void conn_drive(struct conn *c)
 
 void conn_abort(struct conn *c, const char *why)
 {
+	conn_abort_as(c, ACCESS_END_LOST, why);
+}
+
+void conn_abort_as(struct conn *c, enum access_end end, const char *why)
+{
 	if (c->state == CONN_CLOSING)
 		return;
 	if (why)
 		log_msg(LOG_DEBUG, "%s: closing: %s", c->peer_text, why);
+	c->abort_end = end;
 	if (c->state == CONN_PROTO)
 		c->proto->aborted(c);
 	c->state = CONN_CLOSING;

@@ -13,6 +13,7 @@
 
 #include "proto/h1_parser.h"
 #include "proto/static_file.h"
+#include "server/access_log.h"
 #include "server/h1_conn-t.h"
 #include "server/stats-t.h"
 
@@ -40,7 +41,8 @@ struct conn_proto {
 	void (*drive)(struct conn *c);
 	/* The transport's splice of file bytes into its pipe ended. */
 	void (*spliced)(struct conn *c, int res);
-	/* The connection is being aborted: last words for the access log. */
+	/* The connection is being aborted (c->abort_end says why): last
+	 * words for the access log. */
 	void (*aborted)(struct conn *c);
 	/* Graceful stop (SIGTERM): finish what is under way, start nothing. */
 	void (*shutdown)(struct conn *c);
@@ -66,6 +68,7 @@ struct conn {
 	bool close_after;            /* close once the current response is out */
 	bool notify_pending;         /* close_notify to queue once sends are done */
 	bool shut_wr;
+	enum access_end abort_end;   /* why it is being aborted, for the access log */
 	uint64_t deadline_ms;
 	char peer_text[64];          /* the client's address, for the logs */
 };
@@ -86,8 +89,11 @@ void conn_tally(const struct conn *c, uint64_t by_state[STAT_CONN_STATES],
 /* Graceful shutdown: idle conns close now, busy ones after their response. */
 void conn_shutdown(struct conn *c);
 
-/* Abortive: stop everything, free once the ring has let go. */
+/* Abortive: stop everything, free once the ring has let go. A response
+ * under way is logged as lost (the client went away, a send failed)... */
 void conn_abort(struct conn *c, const char *why);
+/* ... or as end says (a timeout, the server stopping, our own failure). */
+void conn_abort_as(struct conn *c, enum access_end end, const char *why);
 
 /* Answered: close_notify, half-close, drain the peer briefly, close. */
 void conn_close_graceful(struct conn *c);

@@ -28,11 +28,13 @@ struct response {
 	bool truncated;              /* the file shrank under us: close after what we have */
 	int status;
 	uint64_t bytes_base;         /* the sock's bytes sent when the response began */
+	uint64_t head_len;           /* of the response head */
+	uint64_t body_len;           /* of the body to send (0 for HEAD, a 304...) */
 	uint64_t start_ms;
 	struct ring_op read_op;      /* the file read of the copy path */
 	char *read_dst;              /* where it reads to */
 	bool read_posted;
-	char request_line[256];      /* for the access log */
+	char request_line[256];      /* for error messages */
 };
 
 enum h1_phase { H1_READ_HEAD, H1_RESPOND };

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "proto/h2_session.h"
+#include "server/access_log.h"
 #include "server/bufpool.h"
 #include "server/conn.h"
 #include "server/file.h"
@@ -97,7 +98,7 @@ static void post_read(void *ctx, struct h2_stream *st)
 
 	if (!rd) {
 		/* The batch must not leave with this hole: give up on it. */
-		conn_abort(c, "out of memory");
+		conn_abort_as(c, ACCESS_END_ERROR, "out of memory");
 		return;
 	}
 	rd->op.complete = read_done;
@@ -178,7 +179,8 @@ static void h2_spliced(struct conn *c, int res)
 			log_msg(LOG_WARN, "h2 stream %d: file shrank during the response; closing",
 				hs->sf ? hs->sf->id : 0);
 		}
-		conn_abort(c, res == 0 ? "file shrank under an HTTP/2 response" : "splice failed");
+		conn_abort_as(c, res == 0 ? ACCESS_END_ERROR : ACCESS_END_LOST,
+			      res == 0 ? "file shrank under an HTTP/2 response" : "splice failed");
 		return;
 	}
 	hs->sf_off += (uint64_t)res;
@@ -236,28 +238,46 @@ static void env_close_file(void *ctx, int fd)
 	filecache_release(&c->w->files, fd);
 }
 
-/* One access-log line per stream, the client's bytes escaped
- * (access_log_escape) so they cannot forge fields or lines. */
+/* One access-log line per stream that had a response, however it ended. */
 static void env_stream_done(void *ctx, const struct h2_stream_record *r)
 {
 	struct conn *c = ctx;
-	struct access_log *al = &c->w->alog;
-	char when[32], method[64], path[256];
+	enum access_end end = ACCESS_END_COMPLETE;
 
 	stats_count_response(&c->w->stats, STAT_HTTP2, r->status);
-	if (al->fd < 0)
+	if (c->w->alog.fd < 0)
 		return;
-	access_log_time(when);
-	access_log_escape(method, sizeof(method), r->method ? r->method : "-",
-			  r->method ? r->method_len : 1);
-	access_log_escape(path, sizeof(path), r->path ? r->path : "-", r->path ? r->path_len : 1);
-	access_log_line(al, "%s [%s] \"%s %s HTTP/2\" %d %llu %.3f HTTP/2 %s %s ktls=%s body=%s%s",
-			c->peer_text, when, method, path, r->status,
-			(unsigned long long)r->bytes_out, (double)r->duration_ms / 1000.0,
-			sock_tls_version(c->sock), sock_tls_cipher(c->sock),
-			sock_ktls_tx(c->sock) ? "tx" : "off",
-			r->file_body ? (c->h2->sendfile ? "splice" : "framed") : "none",
-			r->truncated ? " truncated" : r->reset ? " reset" : "");
+	if (r->truncated)
+		end = ACCESS_END_TRUNCATED;
+	else if (r->cut)
+		end = c->abort_end;
+	else if (r->reset)
+		end = r->reset_ours ? ACCESS_END_ERROR : ACCESS_END_RESET;
+	const struct access_record rec = {
+	    .client = c->peer_text,
+	    .method = r->method,
+	    .method_len = r->method_len,
+	    .target = r->path,
+	    .target_len = r->path_len,
+	    .version = "HTTP/2.0", /* as nginx writes it, for the tools that read its logs */
+	    .referer = r->referer,
+	    .referer_len = r->referer_len,
+	    .user_agent = r->user_agent,
+	    .user_agent_len = r->user_agent_len,
+	    .host = r->authority,
+	    .host_len = r->authority_len,
+	    .status = r->status,
+	    .body_bytes = r->body_bytes,
+	    .sent_bytes = r->frame_bytes,
+	    .duration_ms = r->duration_ms,
+	    .protocol = "HTTP/2",
+	    .tls_version = sock_tls_version(c->sock),
+	    .tls_cipher = sock_tls_cipher(c->sock),
+	    .ktls_tx = sock_ktls_tx(c->sock),
+	    .body_path = r->file_body ? (c->h2->sendfile ? "splice" : "framed") : "none",
+	    .end = end,
+	};
+	access_log_write(&c->w->alog, &rec);
 }
 
 static void env_event(void *ctx, enum h2_event ev, const struct h2_stream *s, int err)
@@ -302,7 +322,7 @@ static void h2_start(struct conn *c)
 	    .date = env_date,
 	    .resolve = env_resolve,
 	    .reopen = env_reopen,
-    .close_file = env_close_file,
+	    .close_file = env_close_file,
 	    .stream_done = env_stream_done,
 	    .event = env_event,
 	};
@@ -409,7 +429,7 @@ static void h2_timeout(struct conn *c)
 
 	if (hs->timed_out) {
 		st->timeouts[STAT_TO_LINGER]++;
-		conn_abort(c, "HTTP/2 timeout");
+		conn_abort_as(c, ACCESS_END_TIMEOUT, "HTTP/2 timeout");
 		return;
 	}
 	/* Which of update_deadline's clocks ran out. */
@@ -463,7 +483,7 @@ static void h2_drive(struct conn *c)
 	if (c->state != CONN_PROTO || sock_closed(s))
 		return;
 	if (hs->cut && !sock_busy(s) && hs->reads_pending == 0 && !sock_tx_pending(s)) {
-		conn_abort(c, "file shrank under an HTTP/2 response");
+		conn_abort_as(c, ACCESS_END_ERROR, "file shrank under an HTTP/2 response");
 		return;
 	}
 	take_counters(c);
@@ -510,9 +530,12 @@ static void h2_release(struct conn *c)
 	c->h2 = NULL;
 }
 
+/* The streams still open are logged now, with why the connection ends
+ * (the session may never be freed: SIGINT exits without it). */
 static void h2_aborted(struct conn *c)
 {
-	(void)c; /* each stream is logged when the session is freed */
+	if (c->h2)
+		h2_session_cut(c->h2);
 }
 
 const struct conn_proto h2_proto = {

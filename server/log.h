@@ -1,4 +1,4 @@
-/* The error log (levels, one line per event) and the per-worker access log. */
+/* The error log: levels, one line per event (the access log is access_log.h). */
 #ifndef KTLSD_SERVER_LOG_H
 #define KTLSD_SERVER_LOG_H
 
@@ -8,40 +8,19 @@
 enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
 /* Opens the error log ("stderr" or a file). Set once at start, before the
- * workers exist; the file stays for the life of the process. 0 or -errno. */
+ * workers exist; path must stay valid for the life of the process. 0 or
+ * -errno. */
 int log_open(const char *path, int level);
+/* Opens the error log's file again (SIGUSR1: logrotate renamed it) in the
+ * place of the old one, which workers may be writing to meanwhile: each of
+ * their lines goes whole to one file or the other. 0 (also for stderr, which
+ * is not reopened) or -errno, the old file kept. */
+int log_reopen(void);
 /* The least severe level logged: set at start and on SIGHUP, safe to change
  * while workers log. */
 void log_set_level(int level);
 int log_level(void);
 
 __attribute__((format(printf, 2, 3))) void log_msg(int level, const char *fmt, ...);
-
-/* A worker's access log: lines gather in a buffer that is written when it
- * fills and on each timer tick, so logging costs no syscall per request.
- * Each worker has its own; lines of different workers interleave whole
- * (O_APPEND, one write per batch of whole lines). */
-struct access_log {
-	int fd;          /* -1: off */
-	size_t len;
-	char buf[32768];
-};
-
-int access_log_open(struct access_log *al, const char *path);
-__attribute__((format(printf, 2, 3))) void access_log_line(struct access_log *al,
-							    const char *fmt, ...);
-void access_log_flush(struct access_log *al);
-
-/* Copies src[0, len) into dst for a quoted access-log field, escaped as
- * nginx does: '"', '\', bytes below 0x20 and from 0x7f up become "\xHH"
- * (upper-case hex), so a client cannot close the field, forge a field after
- * it or break the line. Writes at most cap - 1 bytes, never half an escape,
- * and always a NUL when cap > 0. Returns the length written (without the
- * NUL). For every client-controlled field of every protocol's line. */
-size_t access_log_escape(char *dst, size_t cap, const char *src, size_t len);
-
-/* "30/Nov/2026:06:12:00 +0000", the common log format's time, into 32 bytes. */
-void access_log_time(char *out);
-void access_log_close(struct access_log *al);
 
 #endif

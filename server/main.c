@@ -13,6 +13,7 @@
 
 #include <openssl/rand.h>
 
+#include "server/access_log.h"
 #include "server/check.h"
 #include "server/config.h"
 #include "server/h1_conn.h"
@@ -92,6 +93,7 @@ static int server_build(struct server *srv, const struct config *cfg, const stru
 {
 	memset(srv, 0, sizeof(*srv));
 	srv->cfg = cfg;
+	srv->access_log = cur ? cur->access_log : NULL;
 	srv->h1 = &h1_proto;
 	srv->h2 = &h2_proto;
 	srv->root_fd = -1;
@@ -301,6 +303,81 @@ out:
 	return rc;
 }
 
+/* Signals an operator may send by habit, meant for other servers (nginx's
+ * SIGUSR2 and SIGWINCH) or for nothing, that would end the process by
+ * default: each is logged and ignored. */
+static const int ignored_signals[] = {SIGUSR2, SIGWINCH, SIGALRM, SIGIO,
+				      SIGPWR,  SIGVTALRM, SIGPROF, SIGSTKFLT};
+
+/* SIGUSR1 (and SIGHUP): logrotate renamed the logs; open them again. A log
+ * that cannot be reopened stays on its old file. */
+static void reopen_logs(struct access_log_file *access_log, int sig)
+{
+	int rc_err = log_reopen(), rc_acc = access_log_file_reopen(access_log);
+
+	if (rc_err < 0)
+		log_msg(LOG_ERROR, "SIG%s: reopening the error log: %s; it stays on the old file",
+			sigabbrev_np(sig), strerror(-rc_err));
+	if (rc_acc < 0)
+		log_msg(LOG_ERROR, "SIG%s: reopening the access log: %s; it stays on the old file",
+			sigabbrev_np(sig), strerror(-rc_acc));
+	if (sig == SIGUSR1 && rc_err == 0 && rc_acc == 0)
+		log_msg(LOG_INFO, "SIGUSR1: logs reopened");
+}
+
+/* Signals are taken by the main thread alone, with sigwait; the workers,
+ * started later, inherit the mask and never see them. Blocked from the
+ * first instruction on: a SIGUSR1 during start-up waits for sigwait
+ * instead of killing the process. A closed client must not kill us with
+ * SIGPIPE, nor a log over RLIMIT_FSIZE with SIGXFSZ (the write fails
+ * instead). */
+static void take_signals(sigset_t *sigs)
+{
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
+	sigemptyset(sigs);
+	sigaddset(sigs, SIGTERM);
+	sigaddset(sigs, SIGINT);
+	sigaddset(sigs, SIGQUIT);
+	sigaddset(sigs, SIGHUP);
+	sigaddset(sigs, SIGUSR1);
+	for (size_t i = 0; i < sizeof(ignored_signals) / sizeof(ignored_signals[0]); i++)
+		sigaddset(sigs, ignored_signals[i]);
+	pthread_sigmask(SIG_BLOCK, sigs, NULL);
+}
+
+static bool all_finished(struct worker *workers, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!worker_finished(&workers[i]))
+			return false;
+	return true;
+}
+
+/* How long SIGINT and SIGQUIT wait for the workers' last log lines: a
+ * worker stuck writing to a log reader that stopped reading must not hold
+ * the exit. */
+#define QUIT_WAIT_S 2
+
+/* SIGINT, SIGQUIT: exit at once, but with the access log complete: each
+ * worker logs the responses it cuts and writes its lines out first. */
+static _Noreturn void quit_now(struct worker *workers, unsigned n, const char *pid_file, int sig)
+{
+	struct timespec deadline;
+
+	log_msg(LOG_INFO, "SIG%s: exiting now", sigabbrev_np(sig));
+	for (unsigned i = 0; i < n; i++)
+		worker_request_quit(&workers[i]);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += QUIT_WAIT_S;
+	for (unsigned i = 0; i < n; i++)
+		if (!worker_wait_until(&workers[i], &deadline))
+			log_msg(LOG_WARN, "worker %u did not stop within %d s", i, QUIT_WAIT_S);
+	if (pid_file)
+		unlink(pid_file);
+	_exit(0);
+}
+
 static int write_pid_file(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -314,6 +391,7 @@ int main(int argc, char **argv)
 {
 	struct config cfg;
 	struct server srv;
+	struct access_log_file access_log = {.fd = -1};
 	struct snapshot *snapshots = NULL;
 	const struct server *current = &srv;
 	struct worker *workers;
@@ -323,6 +401,7 @@ int main(int argc, char **argv)
 	int sig, rc;
 	unsigned n;
 
+	take_signals(&sigs);
 	switch (config_load(&cfg, argc, argv, stdout, stderr)) {
 	case CONFIG_RUN:
 		break;
@@ -367,16 +446,14 @@ int main(int argc, char **argv)
 		config_free(&cfg);
 		return code;
 	}
-
-	/* Signals are taken by this thread alone, with sigwait; the workers
-	 * never see them. A closed client must not kill us with SIGPIPE. */
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGQUIT);
-	sigaddset(&sigs, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	rc = access_log_file_open(&access_log, cfg.access_log);
+	if (rc < 0) {
+		log_msg(LOG_ERROR, "--access-log %s: %s", cfg.access_log, strerror(-rc));
+		server_release(&srv);
+		config_free(&cfg);
+		return 1;
+	}
+	srv.access_log = &access_log;
 
 	n = workers_wanted(&cfg);
 	size_t wsize = (sizeof(*workers) + 63) / 64 * 64;
@@ -385,13 +462,18 @@ int main(int argc, char **argv)
 		return 1;
 	memset(workers, 0, wsize * n);
 	unsigned prepared = 0, started = 0;
+	bool pid_written = false;
 	for (; prepared < n; prepared++)
 		if (worker_prepare(&workers[prepared], prepared, &srv) < 0)
 			goto fail;
 	if (cfg.nstatus_listen && status_listen_open(&status, &cfg.status_listen) < 0)
 		goto fail;
-	if (cfg.pid_file && write_pid_file(cfg.pid_file) < 0)
-		log_msg(LOG_WARN, "pid-file %s: %s", cfg.pid_file, strerror(errno));
+	if (cfg.pid_file) {
+		rc = write_pid_file(cfg.pid_file);
+		if (rc < 0)
+			log_msg(LOG_WARN, "pid-file %s: %s", cfg.pid_file, strerror(-rc));
+		pid_written = rc == 0;
+	}
 	if (cfg.user && privs_drop(cfg.user) < 0)
 		goto fail;
 	for (; started < n; started++) {
@@ -418,36 +500,64 @@ int main(int argc, char **argv)
 	}
 	notify_send(&notify, "READY=1\nSTATUS=serving %s with %u workers", cfg.root, n);
 
-	for (;;) {
-		if (sigwait(&sigs, &sig) != 0)
-			continue;
-		if (sig == SIGINT || sig == SIGQUIT) {
-			log_msg(LOG_INFO, "signal %d: exiting now", sig);
-			_exit(0);
-		}
-		if (sig == SIGTERM)
+	for (bool stopping = false; !stopping || !all_finished(workers, n);) {
+		/* While the workers drain, look at them ten times a second. */
+		static const struct timespec poll_interval = {0, 100 * 1000 * 1000};
+		if (stopping)
+			sig = sigtimedwait(&sigs, NULL, &poll_interval);
+		else if (sigwait(&sigs, &sig) != 0)
+			sig = -1;
+		switch (sig) {
+		case -1:
 			break;
-		notify_reloading(&notify);
-		struct snapshot *s = reload(argc, argv, current, workers, n);
-		if (s) {
-			s->older = snapshots;
-			snapshots = s;
-			current = &s->srv;
+		case SIGINT:
+		case SIGQUIT:
+			quit_now(workers, n, pid_written ? cfg.pid_file : NULL, sig);
+		case SIGTERM:
+			if (stopping)
+				break;
+			notify_send(&notify, "STOPPING=1\nSTATUS=finishing responses in flight");
+			log_msg(LOG_INFO, "SIGTERM: finishing responses in flight (grace %u ms)",
+				current->cfg->shutdown_grace_ms);
+			for (unsigned i = 0; i < n; i++)
+				worker_request_stop(&workers[i]);
+			stopping = true;
+			break;
+		case SIGUSR1:
+			reopen_logs(&access_log, sig);
+			break;
+		case SIGHUP: {
+			reopen_logs(&access_log, sig);
+			if (stopping) {
+				log_msg(LOG_INFO, "SIGHUP: stopping; the configuration is not reloaded");
+				break;
+			}
+			notify_reloading(&notify);
+			struct snapshot *s = reload(argc, argv, current, workers, n);
+			if (s) {
+				s->older = snapshots;
+				snapshots = s;
+				current = &s->srv;
+			}
+			notify_send(&notify, "READY=1\nSTATUS=serving %s with %u workers; %s",
+				    current->cfg->root, n,
+				    s ? "configuration reloaded" : "reload refused (see the log)");
+			break;
 		}
-		notify_send(&notify, "READY=1\nSTATUS=serving %s with %u workers; %s", current->cfg->root,
-			    n, s ? "configuration reloaded" : "reload refused (see the log)");
+		default:
+			log_msg(LOG_WARN, "SIG%s ignored (SIGHUP reloads, SIGUSR1 reopens the logs, "
+					  "SIGTERM stops)",
+				sigabbrev_np(sig));
+			break;
+		}
 	}
-	notify_send(&notify, "STOPPING=1\nSTATUS=finishing responses in flight");
-	log_msg(LOG_INFO, "SIGTERM: finishing responses in flight (grace %u ms)",
-		current->cfg->shutdown_grace_ms);
-	for (unsigned i = 0; i < n; i++)
-		worker_request_stop(&workers[i]);
 	for (unsigned i = 0; i < n; i++)
 		worker_join(&workers[i]);
 	/* Up until now, so that a scrape during the grace period works. */
 	status_listen_stop(&status);
-	if (cfg.pid_file)
+	if (pid_written)
 		unlink(cfg.pid_file);
+	access_log_file_close(&access_log);
 	free(workers);
 	while (snapshots) {
 		struct snapshot *s = snapshots;
@@ -464,6 +574,8 @@ int main(int argc, char **argv)
 fail:
 	/* Start-up failed: undo what was done, so that nothing leaks. */
 	status_listen_stop(&status);
+	if (pid_written)
+		unlink(cfg.pid_file);
 	for (unsigned i = 0; i < started; i++)
 		worker_request_stop(&workers[i]);
 	for (unsigned i = 0; i < n && i <= prepared; i++) {
@@ -473,6 +585,7 @@ fail:
 			worker_unprepare(&workers[i]);
 	}
 	free(workers);
+	access_log_file_close(&access_log);
 	server_release(&srv);
 	config_free(&cfg);
 	notify_close(&notify);

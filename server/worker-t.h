@@ -17,6 +17,7 @@
 #include "ktls/ktls.h"
 #include "ktls/tls.h"
 #include "proto/mime.h"
+#include "server/access_log.h"
 #include "server/bufpool.h"
 #include "server/config.h"
 #include "server/filecache.h"
@@ -39,6 +40,9 @@ struct server {
 	bool use_ktls;               /* --ktls on, or auto with a kernel that has it */
 	struct tls_settings tls;
 	struct tls_cert_pair certs[CONFIG_MAX_CERTS];
+	/* The access log file, the same for every configuration (the main
+	 * thread's: it cannot change without a restart). */
+	const struct access_log_file *access_log;
 	/* The protocols a connection may run (main.c fills them in). */
 	const struct conn_proto *h1, *h2;
 };
@@ -101,6 +105,8 @@ struct worker {
 	uint64_t wake_value;
 	_Atomic(const struct server *) next_srv; /* SIGHUP: the configuration to switch to */
 	atomic_bool stop_requested;  /* SIGTERM */
+	atomic_bool quit_requested;  /* SIGINT, SIGQUIT */
+	atomic_bool finished;        /* the thread is done: worker_join will not wait */
 	struct ring_op tick_op, wake_op;
 	struct __kernel_timespec tick;
 	struct bufpool bufs;         /* I/O buffers of its connections */

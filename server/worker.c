@@ -143,10 +143,7 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 	w->wake_fd = eventfd(0, EFD_CLOEXEC);
 	if (w->wake_fd < 0)
 		return -errno;
-	if (access_log_open(&w->alog, cfg->access_log) < 0) {
-		log_msg(LOG_ERROR, "access-log %s: %s", cfg->access_log, strerror(errno));
-		return -errno;
-	}
+	access_log_init(&w->alog, srv->access_log, cfg->access_log_format);
 	w->boundary_seed = ((uint64_t)id << 56) ^ (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)w;
 	sem_init(&w->ready, 0, 0);
 	w->sem_ready = true;
@@ -287,6 +284,7 @@ static void apply_reload(struct worker *w, const struct server *next)
 	tls_server_put(w->tls);
 	w->tls = tls;
 	w->srv = next;
+	access_log_set_format(&w->alog, next->cfg->access_log_format);
 }
 
 static void on_retry(struct ring_op *op, int res, uint32_t flags)
@@ -300,6 +298,18 @@ static void on_retry(struct ring_op *op, int res, uint32_t flags)
 		arm_accept(l);
 }
 
+/* SIGINT, SIGQUIT: no grace. Every response under way is logged, as cut by
+ * the shutdown, and the log written out before the process exits. */
+static void quit_now(struct worker *w)
+{
+	begin_stop(w);
+	for (struct conn *c = w->conns, *next; c; c = next) {
+		next = c->next;
+		conn_abort_as(c, ACCESS_END_SHUTDOWN, "exiting now");
+	}
+	access_log_flush(&w->alog);
+}
+
 static void on_wake(struct ring_op *op, int res, uint32_t flags)
 {
 	struct worker *w = container_of(op, struct worker, wake_op);
@@ -309,10 +319,12 @@ static void on_wake(struct ring_op *op, int res, uint32_t flags)
 	const struct server *next = atomic_exchange(&w->next_srv, NULL);
 	if (next)
 		apply_reload(w, next);
-	if (atomic_load(&w->stop_requested))
+	if (atomic_load(&w->quit_requested))
+		quit_now(w);
+	else if (atomic_load(&w->stop_requested))
 		begin_stop(w);
-	else
-		arm_wake(w);
+	/* Armed while stopping too: a SIGINT may cut the grace period short. */
+	arm_wake(w);
 }
 
 /* Connections that must have closed since the high mark before the heap
@@ -360,7 +372,7 @@ static void on_tick(struct ring_op *op, int res, uint32_t flags)
 		next = c->next;
 		conn_tally(c, snap.conns, snap.conns_tls);
 		if (w->stopping && w->now_ms >= w->stop_deadline_ms)
-			conn_abort(c, "shutdown grace period over");
+			conn_abort_as(c, ACCESS_END_SHUTDOWN, "shutdown grace period over");
 		else
 			conn_check_deadline(c, w->now_ms);
 	}
@@ -504,6 +516,7 @@ static void *worker_main(void *arg)
 		(unsigned long long)st->truncated, (unsigned long long)w->files.hits,
 		(unsigned long long)w->files.misses, (unsigned long long)w->files.mem_hits,
 		w->bufs.hits, w->bufs.gets);
+	atomic_store(&w->finished, true);
 	return NULL;
 }
 
@@ -536,9 +549,23 @@ void worker_request_reload(struct worker *w, const struct server *next)
 void worker_request_stop(struct worker *w)
 {
 	atomic_store(&w->stop_requested, true);
-	uint64_t one = 1;
-	ssize_t n = write(w->wake_fd, &one, sizeof(one));
-	(void)n;
+	wake(w);
+}
+
+void worker_request_quit(struct worker *w)
+{
+	atomic_store(&w->quit_requested, true);
+	wake(w);
+}
+
+bool worker_finished(struct worker *w)
+{
+	return atomic_load(&w->finished);
+}
+
+bool worker_wait_until(struct worker *w, const struct timespec *deadline)
+{
+	return pthread_timedjoin_np(w->thread, NULL, deadline) == 0;
 }
 
 void worker_unprepare(struct worker *w)
@@ -549,8 +576,8 @@ void worker_unprepare(struct worker *w)
 	if (w->wake_fd > 0)
 		close(w->wake_fd);
 	w->wake_fd = -1;
-	if (w->alog.fd > 0)
-		access_log_close(&w->alog);
+	access_log_flush(&w->alog);
+	w->alog.fd = -1;
 	tls_server_put(w->tls);
 	w->tls = NULL;
 	pipepool_close(&w->pipes);

@@ -25,6 +25,18 @@ int worker_start(struct worker *w);
 /* Asks the worker to stop accepting and finish (from the main thread). */
 void worker_request_stop(struct worker *w);
 
+/* Asks the worker to stop now (from the main thread): its connections are
+ * aborted, the responses under way logged as cut by the shutdown, and its
+ * access log written out; then its thread ends. */
+void worker_request_quit(struct worker *w);
+
+/* The worker's thread has ended (worker_join will not wait). */
+bool worker_finished(struct worker *w);
+
+/* Waits for the worker's thread to end, until deadline (CLOCK_REALTIME):
+ * true if it did (it is joined then: only _exit may follow). */
+bool worker_wait_until(struct worker *w, const struct timespec *deadline);
+
 /* Hands the worker a new configuration (from the main thread, SIGHUP): it
  * builds its own TLS context from it and uses both for new connections;
  * connections in flight finish with what they started with. next must stay

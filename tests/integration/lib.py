@@ -33,6 +33,12 @@ Run with /usr/bin/python3 (Debian's), not a pyenv one. Subcommands:
       exits 3; anything that cannot be parsed prints "BADRESP reason" and
       exits 4. Connection resets count as a close.
 
+  lib.py stdout-to pipe|socket FILE CMD ARG...
+      Runs CMD (exec: it keeps this process's id) with its stdout the
+      writing end of a pipe or of a Unix stream socket pair (what journald
+      gives a service), and copies what comes out of the other end to FILE
+      from a child process until the last writer is gone.
+
   lib.py multipart BODY CONTENT_TYPE FILE RANGES
       Check a multipart/byteranges body against FILE: RANGES is the list of
       "first-last" pairs the response must contain, in order. Prints one line
@@ -309,6 +315,28 @@ def raw(argv):
     return 0
 
 
+def stdout_to(kind, path, cmd):
+    if kind == "pipe":
+        rd, wr = os.pipe()
+    else:
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        rd, wr = a.detach(), b.detach()
+    if os.fork() == 0:
+        os.close(wr)
+        with open(path, "wb") as out:
+            while True:
+                chunk = os.read(rd, 65536)
+                if not chunk:
+                    break
+                out.write(chunk)
+                out.flush()
+        os._exit(0)
+    os.close(rd)
+    os.dup2(wr, 1)
+    os.close(wr)
+    os.execv(cmd[0], cmd)
+
+
 def multipart(body_path, content_type, file_path, ranges):
     problems = []
     m = re.match(r"multipart/byteranges;\s*boundary=\"?([^\";]+)\"?", content_type.strip())
@@ -370,6 +398,8 @@ def main():
         return freeport()
     if cmd == "raw":
         return raw(args)
+    if cmd == "stdout-to" and len(args) >= 3 and args[0] in ("pipe", "socket"):
+        return stdout_to(args[0], args[1], args[2:])
     if cmd == "multipart" and len(args) == 4:
         return multipart(*args)
     print(__doc__, file=sys.stderr)

@@ -106,7 +106,9 @@ start_ktlsd() {
 }
 
 # launch ARGS...: start "$KTLSD" ARGS... (nothing added) and wait up to 10 s
-# until 127.0.0.1:$PORT accepts. On success sets KTLSD_PID and returns 0. If
+# until 127.0.0.1:$PORT accepts. With LAUNCH_WRAP (an array) set, that
+# command goes in front: it must exec the server in its own place (lib.py
+# stdout-to), so that the pid stays the server's. On success sets KTLSD_PID and returns 0. If
 # the server exits first, KTLSD_PID is empty and it returns 1; if it never
 # accepts, it is killed, a failure is recorded and it returns 2.
 launch() {
@@ -114,7 +116,7 @@ launch() {
 	KTLSD_STARTS=$((${KTLSD_STARTS:-0} + 1))
 	KTLSD_LOG="$T/ktlsd.$KTLSD_STARTS.log"
 	BASE="https://localhost:$PORT"
-	"$KTLSD" "$@" </dev/null >>"$KTLSD_LOG" 2>&1 &
+	"${LAUNCH_WRAP[@]}" "$KTLSD" "$@" </dev/null >>"$KTLSD_LOG" 2>&1 &
 	KTLSD_PID=$!
 	echo "$KTLSD_PID" >>"$T/pids"
 	for ((i = 0; i < 200; i++)); do

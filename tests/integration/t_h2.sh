@@ -256,12 +256,12 @@ expect_eq "30 mixed streams: every body byte-exact with status 200" "$bad" ""
 stop_ktlsd
 
 # The access log says HTTP/2 and how the body left.
-line=$(grep -a 'GET /big.bin HTTP/2' "$alog" | head -n1)
+line=$(grep -a 'GET /big.bin HTTP/2.0' "$alog" | head -n1)
 expect_ne "access log: a line for GET /big.bin over HTTP/2" "$line" ""
 expect_match "access log: the h2 line has status 200" "$line" '" 200 '
 expect_match "access log: the h2 line says body=framed" "$line" 'body=framed'
 expect_eq "access log: one line per GET /big.bin stream (curl, h2load, h2_client)" \
-	"$(grep -ac 'GET /big.bin HTTP/2" 200 ' "$alog")" $((1 + 8 + 4 + 1))
+	"$(grep -ac 'GET /big.bin HTTP/2.0" 200 ' "$alog")" $((1 + 8 + 4 + 1))
 
 # ---- --h2-buffer 32768: the smallest batch (one full DATA frame) ----------------
 

@@ -390,6 +390,29 @@ START_TEST(test_log_files)
 	       "--error-log", "stderr");
 	ck_assert_ptr_null(r.cfg.access_log);
 	ck_assert_ptr_null(r.cfg.error_log);
+	ck_assert_int_eq(r.cfg.access_log_format, 0); /* combined */
+	done(&r);
+
+	/* stdout and stderr are words, spelled as the help spells them. */
+	RUN_OK(&r, "--root", "/", "--access-log", "STDOUT");
+	ck_assert_str_eq(r.cfg.access_log, "stdout");
+	done(&r);
+	RUN_OK(&r, "--root", "/", "--access-log", "stderr", "--error-log", "/e");
+	ck_assert_str_eq(r.cfg.access_log, "stderr");
+	done(&r);
+	RUN_OK(&r, "--root", "/", "--access-log", "./stdout");
+	ck_assert_str_eq(r.cfg.access_log, "./stdout");
+	done(&r);
+
+	RUN_OK(&r, "--root", "/", "--access-log-format", "json");
+	ck_assert_int_eq(r.cfg.access_log_format, 1);
+	done(&r);
+	RUN_OK(&r, "--root", "/", "--access-log-format=json", "--access-log-format", "combined");
+	ck_assert_int_eq(r.cfg.access_log_format, 0);
+	done(&r);
+	RUN(&r, "--root", "/", "--access-log-format", "xml");
+	ck_assert_int_eq(r.rc, CONFIG_EXIT_ERR);
+	ck_assert_str_eq(r.err, "ktlsd: --access-log-format: expected combined|json, got 'xml'\n");
 	done(&r);
 }
 END_TEST
@@ -610,6 +633,7 @@ START_TEST(test_help)
 	                                           "dotfiles",
 	                                           "mime-types",
 	                                           "access-log",
+	                                           "access-log-format",
 	                                           "error-log",
 	                                           "log-level",
 	                                           "pid-file",
