@@ -84,9 +84,9 @@ sendfile_path() { # NAME SENDFILE HTTPS-BODY PLAIN-BODY
 		"$(grep '"GET /big.bin HTTP/1.1" 200' "$alog" | grep -v 'TLSv1')" "$4"
 }
 if grep -qw tls /proc/sys/net/ipv4/tcp_available_ulp 2>/dev/null; then
-	sendfile_path "--sendfile auto" auto 'ktls=tx body=splice$' 'body=copy$'
+	sendfile_path "--sendfile auto" auto 'ktls=tx body=splice( |$)' 'body=copy( |$)'
 else
-	sendfile_path "--sendfile auto" auto 'body=copy$' 'body=copy$'
+	sendfile_path "--sendfile auto" auto 'body=copy( |$)' 'body=copy( |$)'
 fi
-sendfile_path "--sendfile on" on 'body=(splice|copy)$' 'body=splice$'
-sendfile_path "--sendfile off" off 'body=copy$' 'body=copy$'
+sendfile_path "--sendfile on" on 'body=(splice|copy)( |$)' 'body=splice( |$)'
+sendfile_path "--sendfile off" off 'body=copy( |$)' 'body=copy( |$)'
