@@ -625,8 +625,20 @@ static bool str_same(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-bool config_restart_needed(const struct config *old, const struct config *new, char *why,
-			   size_t n)
+/* A listener list as one line: "127.0.0.1:8443 [::1]:8443", or "none". */
+static void listen_text(const struct config_listen *l, size_t n, char *out, size_t cap)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < n && used < cap; i++)
+		used += (size_t)snprintf(out + used, cap - used, "%s%s", i ? " " : "", l[i].text);
+	if (n == 0)
+		snprintf(out, cap, "none");
+}
+
+size_t config_keep_fixed(const struct config *old, struct config *new,
+			 void (*say)(void *ctx, const char *line), void *ctx)
 {
 	static const struct {
 		const char *name;
@@ -640,38 +652,51 @@ bool config_restart_needed(const struct config *old, const struct config *new, c
 	};
 	const struct {
 		const char *name;
-		const struct config_listen *old, *new;
-		size_t nold, nnew;
+		const struct config_listen *old;
+		struct config_listen *new;
+		size_t nold, *nnew, max;
 	} lists[] = {
-	    {"listen", old->listen, new->listen, old->nlisten, new->nlisten},
+	    {"listen", old->listen, new->listen, old->nlisten, &new->nlisten, CONFIG_MAX_LISTEN},
 	    {"listen-plain", old->listen_plain, new->listen_plain, old->nlisten_plain,
-	     new->nlisten_plain},
+	     &new->nlisten_plain, CONFIG_MAX_LISTEN},
 	    {"status-listen", &old->status_listen, &new->status_listen, old->nstatus_listen,
-	     new->nstatus_listen},
+	     &new->nstatus_listen, 1},
 	};
+	char line[1024], was[400], now[400];
+	size_t kept = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
-		const struct config_listen *gone =
-		    listen_missing(lists[i].old, lists[i].nold, lists[i].new, lists[i].nnew);
-		const struct config_listen *added =
-		    gone ? NULL : listen_missing(lists[i].new, lists[i].nnew, lists[i].old, lists[i].nold);
-
-		if (gone || added) {
-			snprintf(why, n, "listeners cannot change without a restart (%s %s %s)",
-				 lists[i].name, gone ? gone->text : added->text,
-				 gone ? "removed" : "added");
-			return true;
-		}
+		if (!listen_missing(lists[i].old, lists[i].nold, lists[i].new, *lists[i].nnew) &&
+		    !listen_missing(lists[i].new, *lists[i].nnew, lists[i].old, lists[i].nold))
+			continue;
+		listen_text(lists[i].old, lists[i].nold, was, sizeof(was));
+		listen_text(lists[i].new, *lists[i].nnew, now, sizeof(now));
+		snprintf(line, sizeof(line), "--%s stays %s until a restart (the configuration says %s)",
+			 lists[i].name, was, now);
+		memcpy(lists[i].new, lists[i].old, lists[i].max * sizeof(*lists[i].old));
+		*lists[i].nnew = lists[i].nold;
+		say(ctx, line);
+		kept++;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++) {
 		const char *a = *FIELD(old, fixed[i].off, char *const);
 		const char *b = *FIELD(new, fixed[i].off, char *const);
 
-		if (!str_same(a, b)) {
-			snprintf(why, n, "--%s cannot change without a restart (%s -> %s)",
-				 fixed[i].name, a ? a : fixed[i].unset, b ? b : fixed[i].unset);
-			return true;
-		}
+		if (str_same(a, b))
+			continue;
+		snprintf(line, sizeof(line), "--%s stays %s until a restart (the configuration says %s)",
+			 fixed[i].name, a ? a : fixed[i].unset, b ? b : fixed[i].unset);
+		set_string(new, fixed[i].off, a ? xstrdup(a) : NULL);
+		say(ctx, line);
+		kept++;
 	}
-	return false;
+	if (old->workers != new->workers) {
+		snprintf(line, sizeof(line), "--workers stays %u until a restart (the configuration "
+					     "says %u)",
+			 old->workers, new->workers);
+		new->workers = old->workers;
+		say(ctx, line);
+		kept++;
+	}
+	return kept;
 }

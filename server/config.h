@@ -31,16 +31,15 @@ void config_defaults(struct config *cfg);
 /* Frees what cfg owns and zeroes it, so calling it twice is safe. */
 void config_free(struct config *cfg);
 
-/* Whether running with new instead of old (a SIGHUP) needs a restart: the
- * listeners are bound, the logs and the pid file opened, and root dropped
- * once at start, so --listen, --listen-plain, --status-listen (addresses,
- * not only counts), --user, --pid-file, --error-log and --access-log cannot
- * change in a running process. --workers is compared by the caller, which knows what 0
- * stands for. Returns true and writes the first difference into why
- * ("listeners cannot change without a restart (listen 127.0.0.1:8443
- * removed)"); false when new can be applied as it is. */
-bool config_restart_needed(const struct config *old, const struct config *new, char *why,
-			   size_t n);
+/* For a SIGHUP: what only a restart can change keeps its running value in
+ * new, and say() hears each such setting in one line ("--workers stays 2
+ * until a restart (the configuration says 3)"), so the rest of new still
+ * applies. The listeners are bound, the logs and the pid file opened, root
+ * dropped and the workers started once: --listen, --listen-plain,
+ * --status-listen (addresses, not only counts), --user, --pid-file,
+ * --error-log, --access-log and --workers. Returns how many were kept. */
+size_t config_keep_fixed(const struct config *old, struct config *new,
+			 void (*say)(void *ctx, const char *line), void *ctx);
 
 
 #endif

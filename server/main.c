@@ -199,15 +199,22 @@ static unsigned workers_wanted(const struct config *cfg)
 	return cfg->workers ? cfg->workers : worker_default_count();
 }
 
+static void say_kept(void *ctx, const char *line)
+{
+	(void)ctx;
+	log_msg(LOG_WARN, "SIGHUP: %s", line);
+}
+
 /* SIGHUP: loads the configuration again and hands it to the n workers, or
- * refuses it as a whole with one error line and keeps the running one. What
- * is set up once at start (listeners, workers, user, pid file, logs) cannot
- * change: a reload that changes it is refused rather than half applied. */
+ * refuses it as a whole with one error line and keeps the running one (a
+ * configuration that does not load, a certificate that does not). What is
+ * set up once at start (listeners, workers, user, pid file, logs) keeps its
+ * running value, one warning line each, and the rest applies: a renewed
+ * certificate must not wait for a restart because a listener changed. */
 static struct snapshot *reload(int argc, char **argv, const struct server *cur,
 			       struct worker *workers, unsigned n)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
-	char err[512];
 
 	if (!s)
 		return NULL;
@@ -217,21 +224,18 @@ static struct snapshot *reload(int argc, char **argv, const struct server *cur,
 	if (load_config(&s->cfg, argc, argv) < 0)
 		goto fail;
 	listen_fds_keep(&s->cfg, cur->cfg);
-	if (config_restart_needed(cur->cfg, &s->cfg, err, sizeof(err))) {
-		log_msg(LOG_ERROR, "SIGHUP: %s" KEEPING, err);
-		goto fail;
-	}
-	if (workers_wanted(&s->cfg) != n) {
-		log_msg(LOG_ERROR, "SIGHUP: --workers cannot change without a restart (%u -> %u)" KEEPING,
-			n, workers_wanted(&s->cfg));
-		goto fail;
-	}
+	size_t kept = config_keep_fixed(cur->cfg, &s->cfg, say_kept, NULL);
 	if (server_build(&s->srv, &s->cfg, cur) < 0)
 		goto fail;
 	privs_read_end();
 	for (unsigned i = 0; i < n; i++)
 		worker_request_reload(&workers[i], &s->srv);
-	log_msg(LOG_INFO, "SIGHUP: configuration and certificates reloaded");
+	if (kept)
+		log_msg(LOG_INFO, "SIGHUP: configuration and certificates reloaded, but for the %zu "
+				  "setting%s above",
+			kept, kept > 1 ? "s" : "");
+	else
+		log_msg(LOG_INFO, "SIGHUP: configuration and certificates reloaded");
 	log_set_level(s->cfg.log_level);
 	return s;
 fail:

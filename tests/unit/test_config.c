@@ -511,6 +511,12 @@ END_TEST
 
 /* --status-listen: off by default, one address (the last given wins, in a
  * file as on the command line), and fixed for the life of the process. */
+/* config_keep_fixed's say(): keeps the last line in ctx. */
+static void last_line(void *ctx, const char *line)
+{
+	snprintf(ctx, 256, "%s", line);
+}
+
 START_TEST(test_status_listen)
 {
 	struct run r, r2;
@@ -534,13 +540,19 @@ START_TEST(test_status_listen)
 	ck_assert_str_eq(r.cfg.status_listen.text, "127.0.0.1:9100");
 	RUN_OK(&r2, "--config", path, "--status-listen", "9200");
 	ck_assert_str_eq(r2.cfg.status_listen.text, "9200");
-	ck_assert(config_restart_needed(&r.cfg, &r2.cfg, why, sizeof(why)));
-	ck_assert_str_eq(why, "listeners cannot change without a restart (status-listen "
-	                      "127.0.0.1:9100 removed)");
-	ck_assert(!config_restart_needed(&r.cfg, &r.cfg, why, sizeof(why)));
+	why[0] = '\0';
+	ck_assert_uint_eq(config_keep_fixed(&r.cfg, &r2.cfg, last_line, why), 1);
+	ck_assert_str_eq(why, "--status-listen stays 127.0.0.1:9100 until a restart (the "
+	                      "configuration says 9200)");
+	ck_assert_str_eq(r2.cfg.status_listen.text, "127.0.0.1:9100"); /* kept */
+	ck_assert_uint_eq(config_keep_fixed(&r.cfg, &r2.cfg, last_line, why), 0);
 	done(&r2);
-	RUN_OK(&r2, "--root", "/");
-	ck_assert(config_restart_needed(&r.cfg, &r2.cfg, why, sizeof(why)));
+	RUN_OK(&r2, "--root", "/", "--workers", "3", "--pid-file", "/run/k.pid");
+	ck_assert_uint_eq(config_keep_fixed(&r.cfg, &r2.cfg, last_line, why), 3);
+	ck_assert_uint_eq(r2.cfg.nstatus_listen, 1);
+	ck_assert_ptr_null(r2.cfg.pid_file);
+	ck_assert_uint_eq(r2.cfg.workers, r.cfg.workers);
+	ck_assert_str_eq(why, "--workers stays 0 until a restart (the configuration says 3)");
 	done(&r2);
 	done(&r);
 	unconf(path);
