@@ -331,12 +331,33 @@ void h2_session_take_counters(struct h2_session *hs, struct h2_counters *out)
 
 static void post_reads(struct h2_session *hs, const struct h2_io *io)
 {
-	for (struct h2_stream *s = hs->reading; s; s = s->next_reading) {
+	struct h2_stream *next;
+
+	for (struct h2_stream *s = hs->reading; s; s = next) {
+		next = s->next_reading;
+		if (io->send_mapped && io->send_mapped(hs->env.ctx, s)) {
+			s->sent_mapped = true;
+			s->next_mapped = hs->mapped;
+			hs->mapped = s;
+			continue;
+		}
 		s->read_posted = true;
 		hs->reads_pending++;
 		io->post_read(hs->env.ctx, s);
 	}
 	hs->reading = NULL;
+}
+
+/* The batch that sent from these streams' pages has left. */
+static void release_mapped(struct h2_session *hs)
+{
+	struct h2_stream *next;
+
+	for (struct h2_stream *s = hs->mapped; s; s = next) {
+		next = s->next_mapped;
+		h2_stream_batch_left(s);
+	}
+	hs->mapped = NULL;
 }
 
 /* Batches with holes: fill one, read its holes, send it, and fill the next
@@ -349,6 +370,7 @@ static int pump_batches(struct h2_session *hs, const struct h2_io *io)
 
 	for (;;) {
 		if (hs->reads_pending == 0 && !hs->cut && io->batch_open(ctx)) {
+			release_mapped(hs);
 			int rv = nghttp2_session_send(hs->ng);
 			io->batch_close(ctx);
 			if (rv != 0)

@@ -65,6 +65,7 @@ struct h2_stream_record {
 	uint64_t frame_bytes;        /* of its HEADERS and DATA frames, frame headers included */
 	uint64_t duration_ms;
 	bool file_body;              /* its body came from a file */
+	bool mapped;                 /* some of it left from the file's pages (h2_io.send_mapped) */
 	bool truncated;              /* the file came short */
 	bool reset;                  /* closed by RST_STREAM, either side's */
 	bool reset_ours;             /* ... ours, by policy (a file that changed, no memory) */
@@ -97,6 +98,8 @@ struct h2_env {
 		      const void **mem);
 	/* Gives back an fd that resolve or reopen gave (its mem with it). */
 	void (*close_file)(void *ctx, int fd);
+	/* Unmaps what send_mapped mapped for a stream (its whole file). */
+	void (*unmap)(void *ctx, const void *map, uint64_t len);
 	/* A stream with a response ended, once per stream, however it ended:
 	 * closed, reset, or cut with the connection (never called for a
 	 * stream without a response). */
@@ -133,6 +136,12 @@ struct h2_io {
 	 * 1: all of it is out; 0: in progress (pump again when it moves);
 	 * negative: failed. */
 	int (*splice)(void *ctx, struct h2_stream *s);
+	/* Optional, where the kernel encrypts (or nothing does): the holes
+	 * of s leave from its file's pages as the batch is sent, with no
+	 * read and no copy through user space. true: done so (s->map set;
+	 * the session keeps s until the batch has left); false: read them
+	 * with post_read (pages not in memory, no mapping, no room). */
+	bool (*send_mapped)(void *ctx, struct h2_stream *s);
 };
 
 /* ---- the types ---- */
@@ -153,6 +162,10 @@ enum pending { PEND_NONE, PEND_LITERAL, PEND_FILE };
 struct h2_stream {
 	struct h2_stream *next, *prev;   /* all streams of the session */
 	struct h2_stream *next_reading;  /* streams with a readv in this batch */
+	struct h2_stream *next_mapped;   /* streams whose holes the batch sends from pages */
+	const void *map;                 /* its file, mapped by the glue (send_mapped) */
+	uint64_t resident_to;            /* the glue found its pages in memory up to here */
+	bool sent_mapped;                /* some bytes left from the mapping */
 	struct h2_stream *next_waiting;  /* streams waiting for a file slot */
 	struct h2_session *hs;
 	int32_t id;
@@ -222,6 +235,7 @@ struct h2_session {
 	struct h2_stream *spare;         /* freed streams kept for the next ones */
 	unsigned nspare;
 	struct h2_stream *reading;
+	struct h2_stream *mapped;        /* kept until the batch that sends from their pages left */
 	struct h2_stream *receiving;     /* whose header block nghttp2 is handing us */
 	struct h2_stream *waiting, *waiting_tail; /* for a file slot, in order */
 	unsigned reads_pending;

@@ -57,6 +57,9 @@ void h2_stream_free(struct h2_stream *s)
 		s->next->prev = s->prev;
 	unqueue(s);
 	stream_close_file(s);
+	if (s->map)
+		hs->env.unmap(hs->env.ctx, s->map, s->file.size);
+	s->map = NULL;
 	free(s->rel);
 	free(s->page_buf);
 	free(s->location);
@@ -263,8 +266,14 @@ void h2_session_read_done(struct h2_stream *s, int res)
 		s->frame_bytes -= s->read_len + (uint64_t)s->niov * FRAME_HEADER;
 		hs->env.event(hs->env.ctx, H2_EV_FILE_SHORT, s, res < 0 ? res : 0);
 	}
+	h2_stream_batch_left(s);
+}
+
+void h2_stream_batch_left(struct h2_stream *s)
+{
 	s->niov = 0;
-	/* The last file bytes are in: give the slot to a stream that waits. */
+	/* The last file bytes are in (or out): give the slot to a stream
+	 * that waits. A mapping stays until the stream is freed. */
 	if (body_file_done(&s->body))
 		stream_close_file(s);
 	if (s->closed)
@@ -540,6 +549,7 @@ void h2_stream_done(struct h2_stream *s, uint32_t error, bool cut)
 	    .frame_bytes = s->frame_bytes,
 	    .duration_ms = h2_now(hs) - s->start_ms,
 	    .file_body = s->file.size || s->rel || s->file_fd >= 0,
+	    .mapped = s->sent_mapped,
 	    .truncated = s->truncated,
 	    .reset = error != 0,
 	    .reset_ours = s->reset_ours,

@@ -16,6 +16,10 @@ void h2_stream_free(struct h2_stream *s);
 /* Frees a spare for good. */
 void h2_stream_discard(struct h2_stream *s);
 
+/* The file bytes of s in a batch are in (read) or out (sent from its
+ * pages): its holes are done with. */
+void h2_stream_batch_left(struct h2_stream *s);
+
 /* A request field of s (nghttp2's on_header_callback). 0, or
  * NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE past --h2-max-header-list (nghttp2
  * resets the stream). */

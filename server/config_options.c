@@ -76,9 +76,10 @@ const struct opt config_options[] = {
     OPT("ktls", "auto|on|off", T_TRISTATE, G_TLS, OFF(ktls), "auto",
         "Kernel TLS: auto falls back to user space, on refuses to start without it."),
     OPT("sendfile", "auto|on|off", T_TRISTATE, G_TLS, OFF(sendfile), "auto",
-        "Zero-copy file bodies (file -> pipe -> socket splices) where the socket encrypts by "
-        "itself (kTLS) or is plain HTTP. auto: only where measured faster than copying (kTLS "
-        "bodies of 64 KiB and more); on: wherever possible; off: never."),
+        "Zero-copy file bodies where the socket encrypts by itself (kTLS) or is plain HTTP: "
+        "HTTP/1.1 by file -> pipe -> socket splices, HTTP/2 from the file's mapped pages. auto: "
+        "HTTP/1.1 splices only where measured faster than copying (kTLS bodies of 64 KiB and "
+        "more); on: wherever possible; off: never."),
     OPT("h2", "on|off", T_BOOL, G_TLS, OFF(h2), "on", "Offer HTTP/2 through ALPN."),
     OPT("h2-sendfile", "on|off", T_BOOL, G_TLS, OFF(h2_sendfile), "off",
         "Expert: send each HTTP/2 DATA frame as a header write plus a zero-copy splice, as "

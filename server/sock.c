@@ -24,6 +24,19 @@
  * the read of the next chunk overlaps the send of this one. */
 #define STAGE_CAP (128 * 1024)
 
+/* Ranges of tx whose bytes leave from elsewhere (a file's mapped pages,
+ * sock_out_map), sorted by position; only while some are unsent, so an
+ * idle socket holds none. */
+struct tx_holes {
+	unsigned n;
+	struct {
+		size_t at, len;
+		const char *src;
+	} h[SOCK_HOLES_MAX];
+	struct msghdr msg;
+	struct iovec iov[2 * SOCK_HOLES_MAX + 1];
+};
+
 struct sock {
 	struct worker *w;
 	const struct sock_handler *h;
@@ -71,6 +84,7 @@ struct sock {
 
 	uint64_t bytes_sent;
 	uint64_t sent_ms;
+	struct tx_holes *holes;
 };
 
 static void post_next_send(struct sock *s);
@@ -140,6 +154,7 @@ static void sock_free(struct sock *s)
 {
 	struct bufpool *bp = &s->w->bufs;
 
+	free(s->holes);
 	if (s->pipe_waiting)
 		pipepool_cancel(&s->w->pipes, &s->pipe_wait);
 	if (s->pipe) {
@@ -760,6 +775,67 @@ static void post_ctrl(struct sock *s)
 
 /* Posts the next piece of the queue, in order: tx up to the kTLS switch,
  * the switch, tx up to the next control record, the record, the rest. */
+/* The iovecs for tx[tx_sent, end) with the holes' bytes in their places.
+ * false: no hole in that range (a plain send does). */
+static bool gather(struct sock *s, size_t end)
+{
+	struct tx_holes *th = s->holes;
+	size_t pos = s->tx_sent;
+	int n = 0;
+
+	for (unsigned i = 0; i < th->n && pos < end; i++) {
+		size_t at = th->h[i].at, hend = at + th->h[i].len;
+		if (hend <= pos)
+			continue;
+		if (at >= end)
+			break;
+		if (at > pos)
+			th->iov[n++] = (struct iovec){s->wire.tx + pos, at - pos};
+		size_t from = pos > at ? pos - at : 0;
+		size_t to = (hend < end ? hend : end) - at;
+		th->iov[n++] = (struct iovec){(char *)th->h[i].src + from, to - from};
+		pos = at + to;
+	}
+	if (n == 0)
+		return false;
+	if (pos < end)
+		th->iov[n++] = (struct iovec){s->wire.tx + pos, end - pos};
+	memset(&th->msg, 0, sizeof(th->msg));
+	th->msg.msg_iov = th->iov;
+	th->msg.msg_iovlen = (size_t)n;
+	return true;
+}
+
+bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len)
+{
+	struct tx_holes *th = s->holes;
+	size_t at = (size_t)(hole - s->wire.tx);
+
+	if (sock_user_tls(s) || at > s->wire.tx_cap || len > s->wire.tx_cap - at)
+		return false;
+	if (!th && !(th = s->holes = calloc(1, sizeof(*th))))
+		return false;
+	if (th->n == SOCK_HOLES_MAX)
+		return false;
+	unsigned i = th->n;
+	while (i > 0 && th->h[i - 1].at > at) {
+		th->h[i] = th->h[i - 1];
+		i--;
+	}
+	th->h[i].at = at;
+	th->h[i].len = len;
+	th->h[i].src = src;
+	th->n++;
+	return true;
+}
+
+unsigned sock_out_map_room(const struct sock *s)
+{
+	if (sock_user_tls(s))
+		return 0;
+	return s->holes ? SOCK_HOLES_MAX - s->holes->n : SOCK_HOLES_MAX;
+}
+
 static void post_next_send(struct sock *s)
 {
 	struct tls_wire *wi = &s->wire;
@@ -790,8 +866,11 @@ static void post_next_send(struct sock *s)
 		if (s->tx_sent < end) {
 			struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
 			int more = end == wi->tx_len ? s->send_flags : MSG_MORE;
-			io_uring_prep_send(sqe, s->fd, wi->tx + s->tx_sent, end - s->tx_sent,
-					   MSG_NOSIGNAL | more);
+			if (s->holes && gather(s, end))
+				io_uring_prep_sendmsg(sqe, s->fd, &s->holes->msg, MSG_NOSIGNAL | more);
+			else
+				io_uring_prep_send(sqe, s->fd, wi->tx + s->tx_sent, end - s->tx_sent,
+						   MSG_NOSIGNAL | more);
 			ring_op_attach(sqe, &s->send_op);
 			s->send_posted = true;
 			wi->tx_busy = true;
@@ -805,6 +884,8 @@ static void post_next_send(struct sock *s)
 			for (struct tls_ctrl_record *r = wi->ctrl; r; r = r->next)
 				r->at = 0;
 			wi->tx_len = s->tx_sent = 0;
+			free(s->holes);
+			s->holes = NULL;
 			continue;
 		}
 		return;
@@ -830,6 +911,14 @@ static void send_done(struct ring_op *op, int res, uint32_t flags)
 	s->wire.tx_busy = false;
 	if (s->closing)
 		goto out;
+	if (res == -EFAULT && s->holes) {
+		/* Mapped file pages (sock_out_map) past the end of a file that
+		 * shrank: told as a splice that found the file short. */
+		s->h->spliced(s->ctx, 0);
+		if (!s->closing)
+			fail(s, "file shrank under a send from its pages");
+		goto out;
+	}
 	if (res < 0) {
 		fail(s, res == -EPIPE || res == -ECONNRESET ? "client went away" : "send failed");
 		goto out;

@@ -45,7 +45,8 @@ struct sock_handler {
 	void (*drive)(void *ctx);
 	/* A splice of file bytes into the pipe ended with res bytes (0: the
 	 * file is shorter than promised; < 0: an error). The sock then moves
-	 * them to the socket by itself. */
+	 * them to the socket by itself. Also 0 when a send from mapped file
+	 * pages (sock_out_map) found them past the file's end. */
 	void (*spliced)(void *ctx, int res);
 	/* The transport failed (the peer went away, a send or splice failed):
 	 * the owner must abort (sock_abort), after logging what it needs. */
@@ -110,6 +111,15 @@ char *sock_out_reserve(struct sock *s, size_t len, size_t *room);
 void sock_out_commit(struct sock *s, size_t n);
 /* Takes back the last n committed bytes (kTLS or plain; not yet sent). */
 void sock_out_uncommit(struct sock *s, size_t n);
+
+/* The len bytes reserved and committed at hole leave from src instead (a
+ * file's pages, mapped), in their place: nothing is copied in user space.
+ * src must stay mapped until those bytes left (!sock_tx_pending). Not with
+ * user-space TLS. false: no room for another such range this send buffer
+ * (sock_out_map_room says how many more fit). */
+#define SOCK_HOLES_MAX 64
+bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len);
+unsigned sock_out_map_room(const struct sock *s);
 /* Plaintext reserved/committed and not yet sent. */
 size_t sock_out_len(const struct sock *s);
 /* Seals (user-space TLS) or copies (kTLS, plain) len bytes into the send

@@ -74,6 +74,7 @@ struct worker_stats {
 	uint64_t timeouts[STAT_TIMEOUTS];
 	uint64_t limits[STAT_LIMITS];
 	uint64_t truncated;
+	uint64_t h2_mapped_bytes;                /* HTTP/2 payloads sent from mapped file pages */
 };
 
 /* What the status listener shows of a worker: its counters and gauges as

@@ -12,7 +12,8 @@ server's framing, not flow control, decides the record sizes.
 
 Prints one line of KEY=VALUE: alpn, status, body (bytes), sha_ok (1/0/-),
 records (application-data records after the handshake), median_record
-(ciphertext bytes), records_per_mib, seconds, cipher, version.
+(ciphertext bytes), records_per_mib, full_share (of the ciphertext bytes,
+the share in full 16 KiB records), seconds, cipher, version.
 """
 import hashlib
 import socket
@@ -167,9 +168,11 @@ else:
 secs = time.monotonic() - t0
 mib = body / 1048576 if body else 1
 sha_ok = "-" if not want_sha else ("1" if h.hexdigest() == want_sha else "0")
+# Full records: 16 KiB of plaintext, so at least 16384 bytes of ciphertext.
+full_share = sum(r for r in records if r >= 16384) / sum(records) if records else 0
 print("alpn=%s status=%s body=%d sha_ok=%s records=%d median_record=%d records_per_mib=%.1f "
-      "seconds=%.3f cipher=%s version=%s" % (
+      "full_share=%.4f seconds=%.3f cipher=%s version=%s" % (
           alpn, status, body, sha_ok, len(records),
-          statistics.median(records) if records else 0, len(records) / mib, secs,
+          statistics.median(records) if records else 0, len(records) / mib, full_share, secs,
           tls.cipher()[0], tls.version()))
 sock.close()
