@@ -87,9 +87,14 @@ else:
     # io_uring reads and sends are invisible to strace: derive it from the
     # body path ktlsd's counters say it took (copy: file read into a buffer
     # and sent from it; splice: file to pipe to socket inside the kernel).
-    per = 2 * 1048576 if bcopy else 0
+    # HTTP/2 payloads sent from mapped file pages (h2_mapped_bytes) are
+    # neither read nor written by user space: the kernel copies them once.
+    mm = re.search(r"h2_mapped_bytes=(\d+)", stats)
+    mapped = int(mm.group(1)) if mm else 0
+    per = max(0, 2 * (1048576 - mapped / mib)) if bcopy else 0
     print("user_copy_bytes_per_mib|bytes/MiB|%d|derived from ktlsd counters: body_copy %d "
-          "body_splice %d (io_uring I/O is not visible to strace)" % (per, bcopy, bsplice))
+          "body_splice %d h2_mapped_bytes %d (io_uring I/O is not visible to strace)"
+          % (per, bcopy, bsplice, mapped))
     ops = send + splice + read + recv
     print("ring_ops_per_mib|ops/MiB|%.1f|ktlsd counters: send %d splice %d read %d recv %d; "
           "io_uring_enter calls %d" % (ops / mib, send, splice, read, recv, uring))
