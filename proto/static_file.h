@@ -32,8 +32,8 @@ struct static_file {
 	uint64_t ino;
 	int64_t mtime_sec;
 	long mtime_nsec;
-	bool recent;              /* modified within ETAG_SETTLED_S (cond.h) or later: the
-				   * opener knows the time */
+	bool recent;              /* modified within ETAG_SETTLED_S (cond.h) or later; true
+				   * until the opener, which knows the time, says otherwise */
 	const char *content_type; /* from mime_lookup */
 };
 

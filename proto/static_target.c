@@ -55,6 +55,9 @@ static void describe(const struct mime_table *mime, const struct stat *st,
 	out->file.ino = (uint64_t)st->st_ino;
 	out->file.mtime_sec = st->st_mtim.tv_sec;
 	out->file.mtime_nsec = st->st_mtim.tv_nsec;
+	/* The safe tag until the opener, which knows the time, says it
+	 * settled (server/resolve.c). */
+	out->file.recent = true;
 	out->file.content_type = mime_lookup(mime, out->rel);
 }
 
