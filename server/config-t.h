@@ -77,6 +77,7 @@ struct config {
 	unsigned idle_timeout_ms;        /* --idle-timeout SECONDS */
 	unsigned send_timeout_ms;        /* --send-timeout SECONDS */
 	unsigned shutdown_grace_ms;      /* --shutdown-grace SECONDS */
+	unsigned drain_delay_ms;         /* --drain-delay SECONDS */
 	bool dotfiles;                   /* --dotfiles on|off (off: 404) */
 	char *mime_types;                /* --mime-types FILE (default /etc/mime.types) */
 

@@ -103,6 +103,11 @@ const struct opt config_options[] = {
         "Close a connection idle between requests (HTTP/2: streams) this long.", .min = 1, .max = S_MS(86400)),
     OPT("send-timeout", "SECONDS", T_MS, G_HTTP, OFF(send_timeout_ms), "60",
         "Close a connection whose socket accepts nothing of ours this long.", .min = 1, .max = S_MS(86400)),
+    OPT("drain-delay", "SECONDS", T_MS, G_HTTP, OFF(drain_delay_ms), "0",
+        "After SIGTERM, go on serving this long with /healthz on --status-listen answering 503, "
+        "so that a load balancer drains this node before its listeners close; a second SIGTERM "
+        "ends the wait.",
+        .max = S_MS(3600)),
     OPT("shutdown-grace", "SECONDS", T_MS, G_HTTP, OFF(shutdown_grace_ms), "30",
         "On SIGTERM, let requests in flight finish this long; 0 closes at once.",
         .max = S_MS(3600)),

@@ -350,6 +350,13 @@ static void take_signals(sigset_t *sigs)
 	pthread_sigmask(SIG_BLOCK, sigs, NULL);
 }
 
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static bool all_finished(struct worker *workers, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
@@ -504,13 +511,16 @@ int main(int argc, char **argv)
 	}
 	notify_send(&notify, "READY=1\nSTATUS=serving %s with %u workers", cfg.root, n);
 
+	uint64_t drain_until = 0; /* SIGTERM with --drain-delay: stop then */
 	for (bool stopping = false; !stopping || !all_finished(workers, n);) {
 		/* While the workers drain, look at them ten times a second. */
 		static const struct timespec poll_interval = {0, 100 * 1000 * 1000};
-		if (stopping)
+		if (stopping || drain_until)
 			sig = sigtimedwait(&sigs, NULL, &poll_interval);
 		else if (sigwait(&sigs, &sig) != 0)
 			sig = -1;
+		if (drain_until && !stopping && sig == -1 && monotonic_ms() >= drain_until)
+			sig = SIGTERM; /* the drain is over: stop now (a second SIGTERM cuts it short) */
 		switch (sig) {
 		case -1:
 			break;
@@ -520,7 +530,19 @@ int main(int argc, char **argv)
 		case SIGTERM:
 			if (stopping)
 				break;
-			notify_send(&notify, "STOPPING=1\nSTATUS=finishing responses in flight");
+			if (!drain_until) {
+				status_listen_drain(&status);
+				notify_send(&notify, "STOPPING=1\nSTATUS=finishing responses in flight");
+			}
+			if (!drain_until && current->cfg->drain_delay_ms) {
+				/* A load balancer's health check sees 503 and
+				 * drains this node while it still serves. */
+				log_msg(LOG_INFO, "SIGTERM: /healthz answers 503; serving %u ms more "
+						  "before the listeners close",
+					current->cfg->drain_delay_ms);
+				drain_until = monotonic_ms() + current->cfg->drain_delay_ms;
+				break;
+			}
 			log_msg(LOG_INFO, "SIGTERM: finishing responses in flight (grace %u ms)",
 				current->cfg->shutdown_grace_ms);
 			for (unsigned i = 0; i < n; i++)

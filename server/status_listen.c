@@ -191,12 +191,22 @@ static void answer(struct status_listen *sl, struct status_client *cl, bool comp
 	head = strcmp(method, "HEAD") == 0;
 	target[strcspn(target, "?")] = '\0';
 	bool json = strcmp(target, "/status") == 0 || strcmp(target, "/status/") == 0;
-	if (!json && strcmp(target, "/metrics") != 0) {
+	bool health = strcmp(target, "/healthz") == 0;
+	if (!json && !health && strcmp(target, "/metrics") != 0) {
 		respond(cl, 404, NULL, "", head);
 		return;
 	}
 	if (!head && strcmp(method, "GET") != 0) {
 		respond(cl, 405, NULL, "Allow: GET, HEAD\r\n", false);
+		return;
+	}
+	if (health) {
+		/* 503 carries its own body from respond(): "503 Service Unavailable". */
+		bool draining = atomic_load_explicit(&sl->draining, memory_order_relaxed);
+		metrics_buf_free(&cl->body);
+		if (!draining)
+			metrics_printf(&cl->body, "ok\n");
+		respond(cl, draining ? 503 : 200, "text/plain; charset=utf-8", "", head);
 		return;
 	}
 	if (render(sl, json, &cl->body) < 0) {
@@ -413,6 +423,11 @@ int status_listen_start(struct status_listen *sl, struct worker *workers, unsign
 		return -rc;
 	sl->running = true;
 	return 0;
+}
+
+void status_listen_drain(struct status_listen *sl)
+{
+	atomic_store_explicit(&sl->draining, true, memory_order_relaxed);
 }
 
 void status_listen_stop(struct status_listen *sl)

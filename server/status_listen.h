@@ -1,7 +1,8 @@
 /* --status-listen: the metrics endpoint. A small thread of its own answers
- * GET and HEAD of /metrics (Prometheus text) and /status (JSON, /status/
- * too) over plain HTTP/1.x, one request per connection (Connection:
- * close); anything else is 404, another method 405.
+ * GET and HEAD of /metrics (Prometheus text), /status (JSON, /status/
+ * too) and /healthz (200 "ok"; 503 once SIGTERM came: a load
+ * balancer's health check) over plain HTTP/1.x, one request per connection
+ * (Connection: close); anything else is 404, another method 405.
  *
  * It stays off the workers' rings: a scrape reads the snapshots the
  * workers publish each tick anyway (stats.h), so it costs them nothing,
@@ -16,6 +17,7 @@
 #define KTLSD_SERVER_STATUS_LISTEN_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -40,6 +42,7 @@ struct status_listen {
 	uint64_t start_ms;           /* the same moment, monotonic */
 	struct status_client *clients; /* STATUS_MAX_CLIENTS of them */
 	uint64_t accept_paused_until_ms; /* out of fds: accept again then */
+	atomic_bool draining;        /* /healthz says 503 (status_listen_drain) */
 };
 
 /* Binds addr (before --user drops root, with the other listeners). 0, or
@@ -50,6 +53,9 @@ int status_listen_open(struct status_listen *sl, const struct config_listen *add
  * the address they keep until status_listen_stop). 0 or -errno. */
 int status_listen_start(struct status_listen *sl, struct worker *workers, unsigned n,
 			bool kernel_tls);
+
+/* From now on /healthz answers 503: the node is going away (SIGTERM). */
+void status_listen_drain(struct status_listen *sl);
 
 /* Ends the thread (if started) and closes everything: before the workers'
  * memory goes. Safe on a status_listen that is off or failed to open. */

@@ -129,3 +129,40 @@ mexpect "/metrics: the scrapes counted nothing" \
 	'ktlsd_requests_total==12' \
 	"ktlsd_connections_accepted_total==$accepted"
 stop_ktlsd
+
+# ---- /healthz and --drain-delay: a load balancer drains the node first ----
+SPORT=$(freeport)
+start_ktlsd --status-listen "127.0.0.1:$SPORT" --drain-delay 3 || return 0
+health() { curl -sS --max-time 30 -o "$T/health.b" -w '%{http_code}' "http://127.0.0.1:$SPORT/healthz"; }
+expect_eq "/healthz while serving: 200" "$(health)" 200
+expect_eq "/healthz while serving: says ok" "$(cat "$T/health.b")" ok
+kill -TERM "$KTLSD_PID"
+wait_until 30 sh -c '[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$1/healthz")" = 503 ]' sh "$SPORT"
+expect_eq "/healthz after SIGTERM with --drain-delay 3: 503" "$(health)" 503
+fetch drain /a.txt
+expect_eq "... while the node drains, the files are still served" "$STATUS" 200
+check "... and the server still runs" kill -0 "$KTLSD_PID"
+if wait_exit "$KTLSD_PID" 60; then
+	expect_eq "after the drain delay the server stops by itself, exit 0" "$EXIT_CODE" 0
+else
+	fail "after the drain delay the server stops by itself" "still running 60 s later"
+	kill -KILL "$KTLSD_PID" 2>/dev/null
+fi
+check "no sanitizer report (drain)" sanitizer_clean "$KTLSD_LOG"
+check "the log says the drain, then the stop" sh -c \
+	'grep -q "SIGTERM: /healthz answers 503; serving 3000 ms more" "$1" && grep -q "SIGTERM: finishing responses in flight" "$1"' \
+	sh "$KTLSD_LOG"
+KTLSD_PID=
+
+# A second SIGTERM ends the drain at once.
+start_ktlsd --status-listen "127.0.0.1:$SPORT" --drain-delay 600 || return 0
+kill -TERM "$KTLSD_PID"
+wait_until 30 sh -c '[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$1/healthz")" = 503 ]' sh "$SPORT"
+kill -TERM "$KTLSD_PID"
+if wait_exit "$KTLSD_PID" 60; then
+	expect_eq "--drain-delay 600: a second SIGTERM stops the server now, exit 0" "$EXIT_CODE" 0
+else
+	fail "--drain-delay 600: a second SIGTERM stops the server now" "still running 60 s later"
+	kill -KILL "$KTLSD_PID" 2>/dev/null
+fi
+KTLSD_PID=

@@ -641,6 +641,7 @@ START_TEST(test_help)
 	                                           "header-timeout",
 	                                           "idle-timeout",
 	                                           "send-timeout",
+	                                           "drain-delay",
 	                                           "shutdown-grace",
 	                                           "dotfiles",
 	                                           "mime-types",
