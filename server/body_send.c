@@ -18,11 +18,6 @@
 #define MIN_READ (16 * 1024)
 /* Room kept in the send buffer for multipart framing on the splice path. */
 #define FRAME_ROOM 512
-/* --sendfile auto splices kTLS bodies from this size up. Below it one read
- * and one send (the head in the same record) beat a send and two splices
- * through a pipe: on plain HTTP, 32 KiB bodies ran 37% and 64 KiB ones 23%
- * more requests per server CPU-second by copy. */
-#define SPLICE_MIN (64 * 1024)
 
 /* Our own failure (no memory, a file that cannot be read). */
 static void fail(struct conn *c, const char *why)
@@ -47,7 +42,7 @@ static enum body_path choose_path(const struct conn *c, enum config_tristate sen
 		return BODY_PATH_COPY;
 	if (sendfile == CONFIG_ON)
 		return BODY_PATH_SPLICE;
-	return sock_ktls_tx(c->sock) && size >= SPLICE_MIN ? BODY_PATH_SPLICE : BODY_PATH_COPY;
+	return sock_ktls_tx(c->sock) && size >= BODY_SPLICE_MIN ? BODY_PATH_SPLICE : BODY_PATH_COPY;
 }
 
 void body_send_start(struct conn *c, int fd, const void *mem)

@@ -7,6 +7,7 @@
 #include <openssl/ssl.h>
 
 #include "ktls/ktls.h"
+#include "server/body_send.h"
 #include "server/ring.h"
 #include "server/rxring.h"
 
@@ -62,10 +63,10 @@ int check_report(const struct config *cfg, FILE *out)
 	bool ktls = cfg->ktls != CONFIG_OFF && k.ulp && k.openssl;
 	bool splice = cfg->sendfile != CONFIG_OFF && ring_ok && f.splice;
 	const char *word[] = {"auto", "on", "off"};
-	/* --sendfile auto splices kTLS bodies of 64 KiB and more (body_send.c). */
-	const char *ktls_body = !splice ? "copy"
-				: cfg->sendfile == CONFIG_ON ? "splice"
-							     : "splice (bodies under 64 KiB: copy)";
+	char auto_body[64];
+	snprintf(auto_body, sizeof(auto_body), "splice (bodies under %u KiB: copy)",
+		 BODY_SPLICE_MIN / 1024);
+	const char *ktls_body = !splice ? "copy" : cfg->sendfile == CONFIG_ON ? "splice" : auto_body;
 	fprintf(out, "with --ktls=%s --sendfile=%s:\n", word[cfg->ktls], word[cfg->sendfile]);
 	if (cfg->ktls == CONFIG_ON && !ktls)
 		fprintf(out, "  ktlsd would refuse to start (--ktls on without kernel TLS)\n");

@@ -169,7 +169,7 @@ static int splice_payload(void *ctx, struct h2_stream *st)
 static bool resident(const void *map, uint64_t off, size_t len)
 {
 	static long page;
-	unsigned char vec[1040]; /* RESIDENT_AHEAD and a partial page each side */
+	unsigned char vec[RESIDENT_AHEAD / 4096 + 2]; /* and a partial page each side */
 
 	if (!page)
 		page = sysconf(_SC_PAGESIZE);
@@ -191,7 +191,8 @@ static bool send_mapped(void *ctx, struct h2_stream *st)
 {
 	struct conn *c = ctx;
 
-	if (!kernel_encrypts(c) || c->w->srv->cfg->sendfile == CONFIG_OFF || st->niov == 0 ||
+	/* No room under user-space TLS: OpenSSL must see the bytes. */
+	if (c->w->srv->cfg->sendfile == CONFIG_OFF || st->niov == 0 ||
 	    sock_out_map_room(c->sock) < (unsigned)st->niov)
 		return false;
 	if (!st->map) {
@@ -211,7 +212,9 @@ static bool send_mapped(void *ctx, struct h2_stream *st)
 			ahead = st->file.size;
 		if (resident(st->map, st->read_off, (size_t)(ahead - st->read_off)))
 			st->resident_to = ahead;
-		else if (!resident(st->map, st->read_off, st->read_len))
+		else if (resident(st->map, st->read_off, st->read_len))
+			st->resident_to = end;
+		else
 			return false;
 	}
 	uint64_t off = st->read_off;
@@ -247,14 +250,16 @@ static void h2_spliced(struct conn *c, int res)
 		/* The frame header promised bytes we cannot send. */
 		if (res == 0) {
 			c->w->stats.truncated++;
-			if (hs->sf)
-				filecache_forget(&c->w->files, hs->sf->file.ino);
-			/* A send from mapped pages found them gone: one of
-			 * the files of the batch in flight shrank. */
-			for (struct h2_stream *st = hs->mapped; st; st = st->next_mapped)
+			/* The splice's stream, or else a send from mapped
+			 * pages found them gone: a file of the batch in flight
+			 * shrank. */
+			struct h2_stream *st = hs->sf ? hs->sf : hs->mapped;
+			unsigned n = 0;
+			for (; st; st = hs->sf ? NULL : st->next_mapped, n++)
 				filecache_forget(&c->w->files, st->file.ino);
-			log_msg(LOG_WARN, "h2 stream %d: file shrank during the response; closing",
-				hs->sf ? hs->sf->id : 0);
+			st = hs->sf ? hs->sf : hs->mapped;
+			log_msg(LOG_WARN, "h2 stream %d%s: file shrank during the response; closing",
+				st ? st->id : 0, n > 1 ? " (or another of the batch)" : "");
 		}
 		conn_abort_as(c, res == 0 ? ACCESS_END_ERROR : ACCESS_END_LOST,
 			      res == 0 ? "file shrank under an HTTP/2 response" : "splice failed");

@@ -25,8 +25,8 @@
 #define STAGE_CAP (128 * 1024)
 
 /* Ranges of tx whose bytes leave from elsewhere (a file's mapped pages,
- * sock_out_map), sorted by position; only while some are unsent, so an
- * idle socket holds none. */
+ * sock_out_map), sorted by position. Kept from batch to batch, given back
+ * with tx when the socket goes idle. */
 struct tx_holes {
 	unsigned n;
 	struct {
@@ -773,8 +773,6 @@ static void post_ctrl(struct sock *s)
 	s->w->stats.send_ops++;
 }
 
-/* Posts the next piece of the queue, in order: tx up to the kTLS switch,
- * the switch, tx up to the next control record, the record, the rest. */
 /* The iovecs for tx[tx_sent, end) with the holes' bytes in their places.
  * false: no hole in that range (a plain send does). */
 static bool gather(struct sock *s, size_t end)
@@ -811,11 +809,7 @@ bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len)
 	struct tx_holes *th = s->holes;
 	size_t at = (size_t)(hole - s->wire.tx);
 
-	if (sock_user_tls(s) || at > s->wire.tx_cap || len > s->wire.tx_cap - at)
-		return false;
-	if (!th && !(th = s->holes = calloc(1, sizeof(*th))))
-		return false;
-	if (th->n == SOCK_HOLES_MAX)
+	if (!th || th->n == SOCK_HOLES_MAX || at > s->wire.tx_cap || len > s->wire.tx_cap - at)
 		return false;
 	unsigned i = th->n;
 	while (i > 0 && th->h[i - 1].at > at) {
@@ -829,13 +823,15 @@ bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len)
 	return true;
 }
 
-unsigned sock_out_map_room(const struct sock *s)
+unsigned sock_out_map_room(struct sock *s)
 {
-	if (sock_user_tls(s))
+	if (sock_user_tls(s) || (!s->holes && !(s->holes = calloc(1, sizeof(*s->holes)))))
 		return 0;
-	return s->holes ? SOCK_HOLES_MAX - s->holes->n : SOCK_HOLES_MAX;
+	return SOCK_HOLES_MAX - s->holes->n;
 }
 
+/* Posts the next piece of the queue, in order: tx up to the kTLS switch,
+ * the switch, tx up to the next control record, the record, the rest. */
 static void post_next_send(struct sock *s)
 {
 	struct tls_wire *wi = &s->wire;
@@ -884,8 +880,8 @@ static void post_next_send(struct sock *s)
 			for (struct tls_ctrl_record *r = wi->ctrl; r; r = r->next)
 				r->at = 0;
 			wi->tx_len = s->tx_sent = 0;
-			free(s->holes);
-			s->holes = NULL;
+			if (s->holes)
+				s->holes->n = 0;
 			continue;
 		}
 		return;
@@ -973,6 +969,8 @@ void sock_release_idle_buffers(struct sock *s)
 	if (s->wire.tx_len == 0 && !s->send_posted && s->wire.tx) {
 		tls_wire_release_tx(&s->wire);
 		s->tx_sent = 0;
+		free(s->holes);
+		s->holes = NULL;
 	}
 	if (s->plain_start == s->plain_end && s->plain) {
 		bufpool_put(bp, s->plain, s->plain_cap);

@@ -114,12 +114,13 @@ void sock_out_uncommit(struct sock *s, size_t n);
 
 /* The len bytes reserved and committed at hole leave from src instead (a
  * file's pages, mapped), in their place: nothing is copied in user space.
- * src must stay mapped until those bytes left (!sock_tx_pending). Not with
- * user-space TLS. false: no room for another such range this send buffer
- * (sock_out_map_room says how many more fit). */
+ * src must stay mapped until those bytes left (!sock_tx_pending). Ask
+ * sock_out_map_room first: as many ranges as it says (0 with user-space
+ * TLS, or without memory for the list) are then taken; more are refused
+ * (false). */
 #define SOCK_HOLES_MAX 64
 bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len);
-unsigned sock_out_map_room(const struct sock *s);
+unsigned sock_out_map_room(struct sock *s);
 /* Plaintext reserved/committed and not yet sent. */
 size_t sock_out_len(const struct sock *s);
 /* Seals (user-space TLS) or copies (kTLS, plain) len bytes into the send

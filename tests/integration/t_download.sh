@@ -85,8 +85,9 @@ sendfile_path() { # NAME SENDFILE HTTPS-BODY PLAIN-BODY
 }
 if grep -qw tls /proc/sys/net/ipv4/tcp_available_ulp 2>/dev/null; then
 	sendfile_path "--sendfile auto" auto 'ktls=tx body=splice( |$)' 'body=copy( |$)'
+	sendfile_path "--sendfile on" on 'ktls=tx body=splice( |$)' 'body=splice( |$)'
 else
-	sendfile_path "--sendfile auto" auto 'body=copy( |$)' 'body=copy( |$)'
+	sendfile_path "--sendfile auto" auto 'ktls=off body=copy( |$)' 'body=copy( |$)'
+	sendfile_path "--sendfile on" on 'ktls=off body=copy( |$)' 'body=splice( |$)'
 fi
-sendfile_path "--sendfile on" on 'body=(splice|copy)( |$)' 'body=splice( |$)'
 sendfile_path "--sendfile off" off 'body=copy( |$)' 'body=copy( |$)'
