@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "proto/numfmt.h"
+#include "server/log.h"
 
 /* The longest line: the client's fields are cut to these many bytes once
  * escaped, so that a line always fits in one write of PIPE_BUF bytes (a
@@ -56,17 +57,7 @@ int access_log_file_open(struct access_log_file *f, const char *path)
 
 int access_log_file_reopen(struct access_log_file *f)
 {
-	int fd, rc = 0;
-
-	if (f->fd < 0 || !f->path)
-		return 0;
-	fd = open(f->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (dup3(fd, f->fd, O_CLOEXEC) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
+	return f->fd < 0 || !f->path ? 0 : log_file_reopen_onto(f->path, f->fd);
 }
 
 void access_log_file_close(struct access_log_file *f)

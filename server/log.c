@@ -31,21 +31,23 @@ int log_open(const char *path, int level)
 	return 0;
 }
 
+int log_file_reopen_onto(const char *path, int fd)
+{
+	int nfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644), rc = 0;
+
+	if (nfd < 0)
+		return -errno;
+	/* dup3 swaps the file under the same number at once: a write in
+	 * another thread goes wholly to the old file or to the new. */
+	if (dup3(nfd, fd, O_CLOEXEC) < 0)
+		rc = -errno;
+	close(nfd);
+	return rc;
+}
+
 int log_reopen(void)
 {
-	int fd, rc = 0;
-
-	if (!error_path)
-		return 0;
-	fd = open(error_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	/* dup2 swaps the file under the same number at once: a write in
-	 * another thread goes wholly to the old file or to the new. */
-	if (dup3(fd, error_fd, O_CLOEXEC) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
+	return error_path ? log_file_reopen_onto(error_path, error_fd) : 0;
 }
 
 void log_set_level(int level)

@@ -16,6 +16,10 @@ int log_open(const char *path, int level);
  * their lines goes whole to one file or the other. 0 (also for stderr, which
  * is not reopened) or -errno, the old file kept. */
 int log_reopen(void);
+
+/* Opens path again (append, created 0644) onto fd, the number the
+ * writers use: 0 or -errno (fd keeps the old file then). */
+int log_file_reopen_onto(const char *path, int fd);
 /* The least severe level logged: set at start and on SIGHUP, safe to change
  * while workers log. */
 void log_set_level(int level);

@@ -284,21 +284,26 @@ static int test_config(const struct config *cfg)
 		rc = 1;
 		goto out;
 	}
-	/* The logs are opened (and created) as a start would open them. */
-	for (int i = 0; i < 2; i++) {
-		const char *name = i ? "access-log" : "error-log";
-		const char *path = i ? cfg->access_log : cfg->error_log;
-
-		if (!path || strcmp(path, "stderr") == 0)
-			continue;
-		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* The logs are opened (and created) as a start would open them:
+	 * --error-log's stderr is NULL here; the access log's stdout and
+	 * stderr are taken as they are. */
+	if (cfg->error_log) {
+		fd = open(cfg->error_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (fd < 0) {
-			log_msg(LOG_ERROR, "--%s %s: %s", name, path, strerror(errno));
-			rc = i ? 1 : 2; /* as main() and worker_prepare() end */
+			log_msg(LOG_ERROR, "--error-log %s: %s", cfg->error_log, strerror(errno));
+			rc = 2; /* as main() ends */
 			goto out;
 		}
 		close(fd);
 	}
+	struct access_log_file alog;
+	int arc = access_log_file_open(&alog, cfg->access_log);
+	if (arc < 0) {
+		log_msg(LOG_ERROR, "--access-log %s: %s", cfg->access_log, strerror(-arc));
+		rc = 1; /* as main() ends */
+		goto out;
+	}
+	access_log_file_close(&alog);
 	printf("ktlsd: configuration ok (root %s; listeners: %zu HTTPS, %zu plain HTTP; "
 	       "certificates: %zu)\n",
 	       cfg->root, cfg->nlisten, cfg->nlisten_plain, cfg->ncerts);

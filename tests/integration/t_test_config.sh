@@ -118,3 +118,12 @@ expect_in "--check with a broken certificate: non-zero" "$TC_RC" 1 2
 expect_match "... naming it" "$(cat "$T/err")" "bad.pem"
 tc --check
 expect_eq "--check without a root: the machine report alone, exit 0" "$TC_RC" 0
+
+# --access-log stdout is the descriptor, as at a real start: no file
+# named "stdout" appears in the working directory.
+mkdir -p "$T/cwd"
+cd "$T/cwd" || return 0
+tc "${good[@]}" --test-config --access-log stdout
+cd - >/dev/null || return 0
+expect_eq "--test-config --access-log stdout: ok" "$TC_RC" 0
+check "... and no file named stdout is made" test ! -e "$T/cwd/stdout"
