@@ -1,8 +1,6 @@
 #include "ktls/tls.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,39 +159,33 @@ static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char iv[
 
 int tls_ticket_key_read(const char *path, struct tls_ticket_key *k, char *err, size_t errlen)
 {
-	uint8_t buf[81];
-	ssize_t n = -1;
-	int e = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *buf;
+	size_t n;
+	int rc = tls_file_read(path, &buf, &n);
 
-	if (fd < 0) {
-		e = errno;
-	} else {
-		n = read(fd, buf, sizeof(buf)); /* 81: one more tells a longer file */
-		e = n < 0 ? errno : 0;
-		close(fd);
-	}
-	if (e || (n != 48 && n != 80)) {
-		if (e)
-			snprintf(err, errlen, "tls-ticket-key-file %s: %s", path, strerror(e));
-		else
-			snprintf(err, errlen, "tls-ticket-key-file %s: must be 48 or 80 bytes (as nginx's)",
-				 path);
-		OPENSSL_cleanse(buf, sizeof(buf));
+	if (rc < 0) {
+		snprintf(err, errlen, "tls-ticket-key-file %s: %s", path, tls_file_error(rc));
 		return -EINVAL;
 	}
-	memset(k, 0, sizeof(*k));
-	memcpy(k->name, buf, 16);
-	k->aes256 = n == 80;
-	if (k->aes256) {
-		memcpy(k->mac, buf + 16, 32);
-		memcpy(k->aes, buf + 48, 32);
+	if (n != 48 && n != 80) {
+		snprintf(err, errlen, "tls-ticket-key-file %s: must be 48 or 80 bytes (as nginx's)",
+			 path);
+		rc = -EINVAL;
 	} else {
-		memcpy(k->aes, buf + 16, 16);
-		memcpy(k->mac, buf + 32, 16);
+		memset(k, 0, sizeof(*k));
+		memcpy(k->name, buf, 16);
+		k->aes256 = n == 80;
+		if (k->aes256) {
+			memcpy(k->mac, buf + 16, 32);
+			memcpy(k->aes, buf + 48, 32);
+		} else {
+			memcpy(k->aes, buf + 16, 16);
+			memcpy(k->mac, buf + 32, 16);
+		}
 	}
-	OPENSSL_cleanse(buf, sizeof(buf));
-	return 0;
+	OPENSSL_cleanse(buf, n);
+	free(buf);
+	return rc;
 }
 
 /* Offers, in our order of preference, what the client also offers. A

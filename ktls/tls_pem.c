@@ -16,7 +16,7 @@
  * disk image, /dev/zero) is refused instead of read whole. */
 #define PEM_FILE_MAX (1024 * 1024)
 
-static int read_file(const char *path, char **out, size_t *len)
+int tls_file_read(const char *path, char **out, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -53,22 +53,22 @@ static int read_file(const char *path, char **out, size_t *len)
 	return 0;
 }
 
-static const char *read_error(int e)
+const char *tls_file_error(int e)
 {
 	return e == -EINVAL ? "not a regular file" : e == -EFBIG ? "larger than 1 MiB" : strerror(-e);
 }
 
 int tls_pem_read(struct tls_cert_pair *p, char *err, size_t errlen)
 {
-	int rc = read_file(p->cert_file, &p->cert_pem, &p->cert_len);
+	int rc = tls_file_read(p->cert_file, &p->cert_pem, &p->cert_len);
 
 	if (rc < 0) {
-		snprintf(err, errlen, "cert %s: %s", p->cert_file, read_error(rc));
+		snprintf(err, errlen, "cert %s: %s", p->cert_file, tls_file_error(rc));
 		return rc;
 	}
-	rc = read_file(p->key_file, &p->key_pem, &p->key_len);
+	rc = tls_file_read(p->key_file, &p->key_pem, &p->key_len);
 	if (rc < 0) {
-		snprintf(err, errlen, "key %s: %s", p->key_file, read_error(rc));
+		snprintf(err, errlen, "key %s: %s", p->key_file, tls_file_error(rc));
 		tls_pem_release(p);
 		return rc;
 	}

@@ -19,6 +19,12 @@ struct tls_cert_pair {
 	size_t key_len;
 };
 
+/* A small file's bytes (at most 1 MiB, NUL-terminated), in *out (the
+ * caller frees it): 0 or -errno (-EINVAL: not a regular file, -EFBIG: too
+ * large). tls_file_error says those in words. */
+int tls_file_read(const char *path, char **out, size_t *len);
+const char *tls_file_error(int e);
+
 /* Reads both files of p. On failure a one-line reason naming the file
  * ("key /etc/k.pem: Permission denied") in err, and -errno. */
 int tls_pem_read(struct tls_cert_pair *p, char *err, size_t errlen);
