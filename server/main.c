@@ -518,10 +518,15 @@ int main(int argc, char **argv)
 
 	uint64_t drain_until = 0; /* SIGTERM with --drain-delay: stop then */
 	for (bool stopping = false; !stopping || !all_finished(workers, n);) {
-		/* While the workers drain, look at them ten times a second. */
-		static const struct timespec poll_interval = {0, 100 * 1000 * 1000};
+		/* While the workers drain, look at them ten times a second;
+		 * while the node drains (--drain-delay), wait for its end. */
+		struct timespec wait = {0, 100 * 1000 * 1000};
+		uint64_t now = monotonic_ms();
+		if (drain_until && !stopping && now < drain_until)
+			wait = (struct timespec){(time_t)((drain_until - now) / 1000),
+						 (long)((drain_until - now) % 1000) * 1000000};
 		if (stopping || drain_until)
-			sig = sigtimedwait(&sigs, NULL, &poll_interval);
+			sig = sigtimedwait(&sigs, NULL, &wait);
 		else if (sigwait(&sigs, &sig) != 0)
 			sig = -1;
 		if (drain_until && !stopping && sig == -1 && monotonic_ms() >= drain_until)
@@ -538,15 +543,15 @@ int main(int argc, char **argv)
 			if (!drain_until) {
 				status_listen_drain(&status);
 				notify_send(&notify, "STOPPING=1\nSTATUS=finishing responses in flight");
-			}
-			if (!drain_until && current->cfg->drain_delay_ms) {
-				/* A load balancer's health check sees 503 and
-				 * drains this node while it still serves. */
-				log_msg(LOG_INFO, "SIGTERM: /healthz answers 503; serving %u ms more "
-						  "before the listeners close",
-					current->cfg->drain_delay_ms);
-				drain_until = monotonic_ms() + current->cfg->drain_delay_ms;
-				break;
+				if (current->cfg->drain_delay_ms) {
+					/* A load balancer's health check sees 503
+					 * and drains this node while it serves. */
+					log_msg(LOG_INFO, "SIGTERM: /healthz answers 503; serving %u ms "
+							  "more before the listeners close",
+						current->cfg->drain_delay_ms);
+					drain_until = monotonic_ms() + current->cfg->drain_delay_ms;
+					break;
+				}
 			}
 			log_msg(LOG_INFO, "SIGTERM: finishing responses in flight (grace %u ms)",
 				current->cfg->shutdown_grace_ms);
