@@ -28,7 +28,18 @@ static void check_config(const struct config *cfg)
 {
 	FZ_ASSERT(cfg->nlisten <= CONFIG_MAX_LISTEN && cfg->nlisten_plain <= CONFIG_MAX_LISTEN,
 	          "%zu + %zu listeners", cfg->nlisten, cfg->nlisten_plain);
-	FZ_ASSERT(cfg->ncerts <= CONFIG_MAX_CERTS, "%zu certs", cfg->ncerts);
+	FZ_ASSERT(cfg->site.ncerts <= CONFIG_MAX_CERTS, "%zu certs", cfg->site.ncerts);
+	FZ_ASSERT(cfg->nsites <= CONFIG_MAX_SITES, "%zu sites", cfg->nsites);
+	for (size_t i = 0; i < cfg->nsites; i++) {
+		const struct config_site *s = &cfg->sites[i];
+
+		FZ_ASSERT(s->name && s->ncerts <= CONFIG_MAX_CERTS &&
+		              s->nserver_names <= CONFIG_MAX_SERVER_NAMES &&
+		              s->nheaders <= CONFIG_MAX_HEADERS,
+		          "site %zu out of bounds", i);
+		for (size_t j = 0; j < s->nheaders; j++)
+			FZ_ASSERT(!strpbrk(s->headers[j], "\r\n"), "a header with a line break");
+	}
 	for (size_t i = 0; i < cfg->nlisten; i++) {
 		sa_family_t fam = cfg->listen[i].addr.ss_family;
 

@@ -233,19 +233,30 @@ static void fz_close(void *ctx, int fd)
 	close(fd);
 }
 
-/* server/resolve.c's resolution, on the fixtures. */
-static void fz_resolve(void *ctx, const char *target, size_t len, struct static_target *out)
+/* server/resolve.c's resolution, on the fixtures: one site, with a field
+ * of its own, and a Host that names another site (421) now and then. */
+static void fz_resolve(void *ctx, const char *host, size_t host_len, const char *target,
+		       size_t len, struct static_target *out)
 {
+	static const struct resp_extra extra = {.name_h1 = "X-Fuzz", .name_h2 = "x-fuzz",
+						.name_len = 6, .value = "1", .value_len = 1};
 	const struct run *r = ctx;
 	const struct static_opener op = {.open = fz_open, .close = fz_close};
 
+	out->extras = (struct resp_extras){.f = &extra, .n = 1, .h1_bytes = 11};
+	out->root = NULL;
+	if (host && host_len == 5 && memcmp(host, "other", 5) == 0) {
+		out->status = 421;
+		return;
+	}
 	static_target_resolve(target, len, r->dotfiles, mime, &op, out);
 }
 
 /* The fixtures never change: a reopen finds the file the head described. */
-static int fz_reopen(void *ctx, const char *rel, const struct static_file *expect,
-		     const void **mem)
+static int fz_reopen(void *ctx, const void *root, const char *rel,
+		     const struct static_file *expect, const void **mem)
 {
+	(void)root;
 	struct stat st;
 	int fd = file_open_beneath(root_fd, rel, &st);
 

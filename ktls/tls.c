@@ -11,6 +11,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 
 /* The keys of one rotation period, derived once: OpenSSL 3.0's one-shot
  * HMAC fetches and builds a MAC each call, and three of them per ticket
@@ -24,7 +25,11 @@ struct ticket_keys {
 
 struct tls_server {
 	unsigned refs;                   /* the worker's, and one per connection */
-	SSL_CTX *ctx;
+	SSL_CTX *ctx;                    /* the first site's: every handshake starts in it */
+	SSL_CTX **site_ctx;              /* one per site, [0] being ctx */
+	size_t nsites;
+	int (*site_of)(const void *arg, const char *name, size_t len);
+	const void *site_arg;
 	bool h2;
 	unsigned ticket_rotate_s;
 	uint8_t ticket_master[TLS_TICKET_MASTER_LEN];
@@ -250,50 +255,77 @@ const char *tls_last_error(char *buf, size_t len)
 		goto fail;                                                                         \
 	} while (0)
 
-int tls_server_new(struct tls_server **out, const struct tls_settings *s, char *err,
-		   size_t errlen)
+/* Sessions are bound to their site (RFC 6066 3, and CVE-2014-3616 in
+ * nginx): each site's context gets its own session id context, which
+ * OpenSSL compares before it resumes one. The top-level site keeps the
+ * name it had before there were sites, so its tickets stay valid. */
+static int set_sid_ctx(SSL_CTX *ctx, const char *name)
 {
-	struct tls_server *srv = calloc(1, sizeof(*srv));
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	char buf[128];
+
+	if (!name)
+		return SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"ktlsd", 5);
+	int n = snprintf(buf, sizeof(buf), "ktlsd site %s", name);
+	SHA256((const unsigned char *)buf, (size_t)n, md);
+	return SSL_CTX_set_session_id_context(ctx, md, SSL_MAX_SID_CTX_LENGTH);
+}
+
+/* Moves a handshake to the context of the site its SNI names, before
+ * OpenSSL looks at anything else of the ClientHello: the certificate,
+ * and also the session it may resume, are then the site's. */
+static int client_hello_cb(SSL *ssl, int *al, void *arg)
+{
+	const struct tls_server *srv = arg;
+	const unsigned char *p;
+	size_t len, n;
+
+	(void)al;
+	if (!SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_server_name, &p, &len) || len < 5 ||
+	    (size_t)(p[0] << 8 | p[1]) + 2 != len || p[2] != TLSEXT_NAMETYPE_host_name)
+		return SSL_CLIENT_HELLO_SUCCESS; /* OpenSSL judges a malformed one itself */
+	n = (size_t)(p[3] << 8 | p[4]);
+	if (n + 5 > len)
+		return SSL_CLIENT_HELLO_SUCCESS;
+	int i = srv->site_of(srv->site_arg, (const char *)p + 5, n);
+	if (i > 0 && (size_t)i < srv->nsites && !SSL_set_SSL_CTX(ssl, srv->site_ctx[i]))
+		return SSL_CLIENT_HELLO_ERROR;
+	return SSL_CLIENT_HELLO_SUCCESS;
+}
+
+/* One site's context: all alike but for the certificates and the session
+ * id context, since OpenSSL takes ALPN and more from the context a
+ * handshake moved to. */
+static SSL_CTX *site_ctx_new(struct tls_server *srv, const struct tls_settings *s,
+			     const struct tls_site *site, char *err, size_t errlen)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
 	char ebuf[256];
 	int min, max;
 
-	if (!srv)
-		return -ENOMEM;
-	srv->refs = 1;
-	srv->h2 = s->h2;
-	srv->ticket_rotate_s = s->ticket_rotate_s ? s->ticket_rotate_s : 3600;
-	memcpy(srv->ticket_master, s->ticket_master, sizeof(srv->ticket_master));
-	srv->ctx = SSL_CTX_new(TLS_server_method());
-	if (!srv->ctx)
+	if (!ctx)
 		FAIL("SSL_CTX_new: %s", tls_last_error(ebuf, sizeof(ebuf)));
-	srv->ticket_cipher = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
-	srv->ticket_cipher128 = EVP_CIPHER_fetch(NULL, "AES-128-CBC", NULL);
-	if (!srv->ticket_cipher || !srv->ticket_cipher128)
-		FAIL("AES-CBC for session tickets: %s", tls_last_error(ebuf, sizeof(ebuf)));
-	memcpy(srv->file_keys, s->file_keys, sizeof(srv->file_keys));
-	srv->nfile_keys = s->nfile_keys;
-	SSL_CTX_set_app_data(srv->ctx, srv);
-
+	SSL_CTX_set_app_data(ctx, srv);
 	if (parse_protocols(s->protocols, &min, &max) < 0)
 		FAIL("tls-protocols: expected TLSv1.2 and/or TLSv1.3, got '%s'", s->protocols);
-	SSL_CTX_set_min_proto_version(srv->ctx, min);
-	SSL_CTX_set_max_proto_version(srv->ctx, max);
-	if (s->tls13_ciphersuites && !SSL_CTX_set_ciphersuites(srv->ctx, s->tls13_ciphersuites))
+	SSL_CTX_set_min_proto_version(ctx, min);
+	SSL_CTX_set_max_proto_version(ctx, max);
+	if (s->tls13_ciphersuites && !SSL_CTX_set_ciphersuites(ctx, s->tls13_ciphersuites))
 		FAIL("tls13-ciphersuites: OpenSSL rejects '%s'", s->tls13_ciphersuites);
-	if (s->tls12_ciphers && !SSL_CTX_set_cipher_list(srv->ctx, s->tls12_ciphers) && min < TLS1_3_VERSION)
+	if (s->tls12_ciphers && !SSL_CTX_set_cipher_list(ctx, s->tls12_ciphers) && min < TLS1_3_VERSION)
 		FAIL("tls12-ciphers: OpenSSL rejects '%s'", s->tls12_ciphers);
 	ERR_clear_error();
-	if (!SSL_CTX_set1_groups_list(srv->ctx, "X25519:P-256:P-384"))
+	if (!SSL_CTX_set1_groups_list(ctx, "X25519:P-256:P-384"))
 		FAIL("groups: %s", tls_last_error(ebuf, sizeof(ebuf)));
 
 	/* Each pair adds a certificate of its key type; OpenSSL picks per
 	 * client from its signature algorithms (ECDSA first when both work). */
-	for (size_t i = 0; i < s->ncerts; i++) {
-		if (tls_pem_use(srv->ctx, &s->certs[i], err, errlen) < 0)
+	for (size_t i = 0; i < site->ncerts; i++) {
+		if (tls_pem_use(ctx, &site->certs[i], err, errlen) < 0)
 			goto fail;
-		if (SSL_CTX_check_private_key(srv->ctx) != 1)
-			FAIL("key %s does not match cert %s", s->certs[i].key_file,
-			     s->certs[i].cert_file);
+		if (SSL_CTX_check_private_key(ctx) != 1)
+			FAIL("key %s does not match cert %s", site->certs[i].key_file,
+			     site->certs[i].cert_file);
 	}
 
 	long opts = SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
@@ -304,27 +336,67 @@ int tls_server_new(struct tls_server **out, const struct tls_settings *s, char *
 	if (s->ktls)
 		opts |= SSL_OP_ENABLE_KTLS;
 #endif
-	SSL_CTX_set_options(srv->ctx, opts);
+	SSL_CTX_set_options(ctx, opts);
 	/* RELEASE_BUFFERS: an idle keep-alive connection holds no OpenSSL
 	 * record buffers (heaptrack, 1,000 idle connections through our BIO:
 	 * no read or write buffer stays allocated; what does is the SSL object,
 	 * its cipher contexts, the session and the key shares, ~13 KiB, which
 	 * nginx keeps too). read_ahead: OpenSSL takes all we received in one
 	 * BIO read instead of a header, then a record. */
-	SSL_CTX_set_mode(srv->ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
-					   SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-	SSL_CTX_set_read_ahead(srv->ctx, 1);
-	SSL_CTX_set_alpn_select_cb(srv->ctx, alpn_cb, srv);
-	SSL_CTX_set_num_tickets(srv->ctx, s->session_tickets ? 1 : 0);
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
+				      SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	SSL_CTX_set_read_ahead(ctx, 1);
+	SSL_CTX_set_alpn_select_cb(ctx, alpn_cb, srv);
+	SSL_CTX_set_num_tickets(ctx, s->session_tickets ? 1 : 0);
 	if (s->session_tickets)
-		SSL_CTX_set_tlsext_ticket_key_evp_cb(srv->ctx, ticket_key_cb);
+		SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, ticket_key_cb);
 	if (s->session_cache) {
-		SSL_CTX_set_session_cache_mode(srv->ctx, SSL_SESS_CACHE_SERVER);
-		SSL_CTX_sess_set_cache_size(srv->ctx, s->session_cache);
-		SSL_CTX_set_session_id_context(srv->ctx, (const unsigned char *)"ktlsd", 5);
+		SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
+		SSL_CTX_sess_set_cache_size(ctx, s->session_cache);
 	} else {
-		SSL_CTX_set_session_cache_mode(srv->ctx, SSL_SESS_CACHE_OFF);
+		SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	}
+	if (!set_sid_ctx(ctx, site->name))
+		FAIL("session id context: %s", tls_last_error(ebuf, sizeof(ebuf)));
+	return ctx;
+fail:
+	SSL_CTX_free(ctx);
+	return NULL;
+}
+
+int tls_server_new(struct tls_server **out, const struct tls_settings *s, char *err,
+		   size_t errlen)
+{
+	struct tls_server *srv = calloc(1, sizeof(*srv));
+	char ebuf[256];
+
+	if (!srv)
+		return -ENOMEM;
+	srv->refs = 1;
+	srv->h2 = s->h2;
+	srv->ticket_rotate_s = s->ticket_rotate_s ? s->ticket_rotate_s : 3600;
+	memcpy(srv->ticket_master, s->ticket_master, sizeof(srv->ticket_master));
+	srv->ticket_cipher = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
+	srv->ticket_cipher128 = EVP_CIPHER_fetch(NULL, "AES-128-CBC", NULL);
+	if (!srv->ticket_cipher || !srv->ticket_cipher128)
+		FAIL("AES-CBC for session tickets: %s", tls_last_error(ebuf, sizeof(ebuf)));
+	memcpy(srv->file_keys, s->file_keys, sizeof(srv->file_keys));
+	srv->nfile_keys = s->nfile_keys;
+	srv->site_of = s->site_of;
+	srv->site_arg = s->site_arg;
+	srv->site_ctx = calloc(s->nsites ? s->nsites : 1, sizeof(*srv->site_ctx));
+	if (!srv->site_ctx)
+		FAIL("out of memory");
+	for (; srv->nsites < s->nsites; srv->nsites++) {
+		srv->site_ctx[srv->nsites] = site_ctx_new(srv, s, &s->sites[srv->nsites], err, errlen);
+		if (!srv->site_ctx[srv->nsites])
+			goto fail;
+	}
+	if (srv->nsites == 0)
+		FAIL("no site to serve");
+	srv->ctx = srv->site_ctx[0];
+	if (srv->nsites > 1 && srv->site_of)
+		SSL_CTX_set_client_hello_cb(srv->ctx, client_hello_cb, srv);
 	*out = srv;
 	return 0;
 fail:
@@ -336,7 +408,9 @@ void tls_server_put(struct tls_server *srv)
 {
 	if (!srv || --srv->refs > 0)
 		return;
-	SSL_CTX_free(srv->ctx);
+	for (size_t i = 0; i < srv->nsites; i++)
+		SSL_CTX_free(srv->site_ctx[i]);
+	free(srv->site_ctx);
 	EVP_CIPHER_free(srv->ticket_cipher);
 	EVP_CIPHER_free(srv->ticket_cipher128);
 	OPENSSL_cleanse(srv->file_keys, sizeof(srv->file_keys));
@@ -421,6 +495,11 @@ void tls_shutdown(SSL *ssl)
 {
 	SSL_shutdown(ssl);
 	ERR_clear_error();
+}
+
+const char *tls_servername(const SSL *ssl)
+{
+	return SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
 }
 
 const char *tls_version_name(const SSL *ssl)

@@ -35,9 +35,23 @@ struct tls_ticket_key {
 /* Reads one key file. On failure a one-line reason naming the file. */
 int tls_ticket_key_read(const char *path, struct tls_ticket_key *k, char *err, size_t errlen);
 
-struct tls_settings {
+/* The certificates of one site: ECDSA and RSA pairs, one context each. */
+struct tls_site {
 	const struct tls_cert_pair *certs;
 	size_t ncerts;
+	/* Its name, different for every site and the same after a reload:
+	 * sessions resume only on the site that made them. NULL: the
+	 * top-level site. */
+	const char *name;
+};
+
+struct tls_settings {
+	const struct tls_site *sites; /* [0] serves clients whose SNI names no other */
+	size_t nsites;
+	/* Which of sites a client's SNI names, or -1. Called for each
+	 * handshake that sends SNI when there are several sites. */
+	int (*site_of)(const void *arg, const char *name, size_t len);
+	const void *site_arg;
 	const char *protocols;        /* "TLSv1.2 TLSv1.3" */
 	const char *tls13_ciphersuites;
 	const char *tls12_ciphers;
@@ -71,6 +85,9 @@ enum tls_status {
 	TLS_CLOSED = 2,      /* the peer sent close_notify */
 	TLS_FAILED = -1,     /* fatal: drop the connection */
 };
+
+/* The name the client sent in SNI, or NULL. */
+const char *tls_servername(const SSL *ssl);
 
 /* A new server-side connection on w; NULL on allocation failure. */
 SSL *tls_conn_new(struct tls_server *srv, struct tls_wire *w);

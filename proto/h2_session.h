@@ -89,12 +89,13 @@ struct h2_env {
 	const char *(*date)(void *ctx);
 	/* Resolves a request-target beneath the root (out->fd, when status is
 	 * 0, becomes the session's). */
-	void (*resolve)(void *ctx, const char *target, size_t len, struct static_target *out);
+	void (*resolve)(void *ctx, const char *host, size_t host_len, const char *target,
+			size_t len, struct static_target *out);
 	/* Opens rel again for a stream that could not keep its fd: the fd,
 	 * or -1 when it is gone or no longer the file expect describes (its
 	 * bytes must not go out under validators of another). The session
 	 * owns the fd; *mem as in static_target. */
-	int (*reopen)(void *ctx, const char *rel, const struct static_file *expect,
+	int (*reopen)(void *ctx, const void *root, const char *rel, const struct static_file *expect,
 		      const void **mem);
 	/* Gives back an fd that resolve or reopen gave (its mem with it). */
 	void (*close_file)(void *ctx, int fd);
@@ -179,7 +180,7 @@ struct h2_stream {
 	bool reported;                   /* stream_done was called */
 
 	/* request; referer and user_agent only for the log */
-	struct h2_field method, path, authority, range, if_match, if_none_match,
+	struct h2_field method, path, authority, host, range, if_match, if_none_match,
 	    if_modified_since, if_unmodified_since, if_range, referer, user_agent;
 	char *arena;
 	uint32_t arena_used, arena_cap;
@@ -190,6 +191,7 @@ struct h2_stream {
 	int file_fd;                     /* -1 until the stream can send (see read_cb) */
 	const unsigned char *mem;        /* its bytes, when the glue keeps them: no readv */
 	char *rel;                       /* the file beneath the root, to open it then */
+	const void *root;                /* which root: static_target's, for reopen */
 	struct static_file file;
 	struct static_response sr;
 	struct body body;

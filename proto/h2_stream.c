@@ -121,7 +121,7 @@ static int stream_open_file(struct h2_stream *s)
 		}
 		return 1;
 	}
-	fd = hs->env.reopen(hs->env.ctx, s->rel, &s->file, &mem);
+	fd = hs->env.reopen(hs->env.ctx, s->root, s->rel, &s->file, &mem);
 	if (fd < 0)
 		return -1;
 	s->file_fd = fd;
@@ -293,6 +293,7 @@ static struct h2_field *field_of(struct h2_stream *s, const uint8_t *name, size_
 	    FIELD(":method", method),
 	    FIELD(":path", path),
 	    FIELD(":authority", authority),
+	    FIELD("host", host),
 	    FIELD("range", range),
 	    FIELD("if-match", if_match),
 	    FIELD("if-none-match", if_none_match),
@@ -422,7 +423,7 @@ static int submit(struct h2_session *hs, struct h2_stream *s, const struct resp_
 		  bool body)
 {
 	nghttp2_data_provider prd = {.source.ptr = s, .read_callback = read_cb};
-	nghttp2_nv nv[RESP_HEAD_MAX_FIELDS + 1];
+	nghttp2_nv nv[RESP_HEAD_MAX_FIELDS + RESP_EXTRA_MAX + 1];
 	size_t n = 0;
 
 	if (h->overflow)
@@ -431,10 +432,14 @@ static int submit(struct h2_session *hs, struct h2_stream *s, const struct resp_
 	for (size_t i = 0; i < h->n; i++)
 		add_nv(nv, &n, resp_name_h2(h->f[i].name), resp_name_len(h->f[i].name),
 		       h->f[i].value, h->f[i].value_len);
+	for (size_t i = 0; i < h->extras.n; i++)
+		add_nv(nv, &n, h->extras.f[i].name_h2, h->extras.f[i].name_len, h->extras.f[i].value,
+		       h->extras.f[i].value_len);
 	return nghttp2_submit_response(hs->ng, s->id, nv, n, body ? &prd : NULL);
 }
 
-static int respond_page(struct h2_session *hs, struct h2_stream *s, int status, bool head)
+static int respond_page(struct h2_session *hs, struct h2_stream *s, int status, bool head,
+			const struct resp_extras *extras)
 {
 	struct resp_head h;
 
@@ -447,6 +452,8 @@ static int respond_page(struct h2_session *hs, struct h2_stream *s, int status, 
 	s->body.done = true;
 	resp_head_page(&h, status, hs->env.date(hs->env.ctx), s->page_len,
 		       status == 301 ? s->location : NULL);
+	if (extras)
+		resp_head_extras(&h, extras);
 	return submit(hs, s, &h, !head);
 }
 
@@ -497,8 +504,10 @@ static int respond_file(struct h2_session *hs, struct h2_stream *s, struct stati
 		hs->env.close_file(hs->env.ctx, res->fd);
 		if (body && !(s->rel = strdup(res->rel)))
 			return NGHTTP2_ERR_NOMEM;
+		s->root = res->root;
 	}
 	resp_head_file(&h, sr, hs->env.date(hs->env.ctx));
+	resp_head_extras(&h, &res->extras);
 	if (body) {
 		body_start(&s->body, sr, &s->file);
 		hs->counters.body_copy++;
@@ -512,15 +521,18 @@ int h2_stream_respond(struct h2_stream *s)
 	struct static_target res;
 	bool head = is(s, &s->method, "HEAD");
 
+	const struct h2_field *host = s->authority.set ? &s->authority : &s->host;
+
 	if (s->bad || !s->path.set)
-		return respond_page(hs, s, 400, head);
+		return respond_page(hs, s, 400, head, NULL);
 	if (!head && !is(s, &s->method, "GET"))
-		return respond_page(hs, s, 405, false);
-	hs->env.resolve(hs->env.ctx, value_of(s, &s->path), s->path.len, &res);
+		return respond_page(hs, s, 405, false, NULL);
+	hs->env.resolve(hs->env.ctx, host->set ? value_of(s, host) : NULL, host->len,
+			value_of(s, &s->path), s->path.len, &res);
 	if (res.status == 301 && !(s->location = strdup(res.location)))
 		return NGHTTP2_ERR_NOMEM;
 	if (res.status)
-		return respond_page(hs, s, res.status, head);
+		return respond_page(hs, s, res.status, head, &res.extras);
 	return respond_file(hs, s, &res, head);
 }
 

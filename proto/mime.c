@@ -186,6 +186,29 @@ static int add(struct mime_table *t, const char *ext, size_t n, const char *type
 	return 0;
 }
 
+int mime_table_override(struct mime_table *t, const char *ext, const char *type)
+{
+	size_t n = strlen(ext);
+	const char *stored;
+
+	if (n == 0 || n > MIME_EXT_MAX)
+		return -EINVAL;
+	if ((t->count + 1) * 2 > t->cap && grow(t) < 0)
+		return -ENOMEM;
+	struct mime_entry *e = find_slot(t->slots, t->cap, ext, n);
+	stored = pool_dup(t, type, strlen(type), false);
+	if (!stored)
+		return -ENOMEM;
+	if (!e->ext) {
+		e->ext = pool_dup(t, ext, n, true);
+		if (!e->ext)
+			return -ENOMEM;
+		t->count++;
+	}
+	e->type = stored; /* as given: no charset added, the user said what they want */
+	return 0;
+}
+
 /* One line of mime.types. Lines without a '/' in the type are not Debian's
  * format and are skipped rather than trusted. */
 static int parse_line(struct mime_table *t, char *line)

@@ -70,6 +70,7 @@ void resp_head_init(struct resp_head *h, int status, const char *date)
 	h->content_length[0] = '\0';
 	h->n = 0;
 	h->overflow = false;
+	h->extras = (struct resp_extras){0};
 	resp_head_add_len(h, RESP_SERVER, LIT("ktlsd"));
 	resp_head_add(h, RESP_DATE, date);
 }
@@ -116,6 +117,12 @@ void resp_head_page(struct resp_head *h, int status, const char *date, size_t pa
 		resp_head_add(h, RESP_LOCATION, location);
 }
 
+void resp_head_extras(struct resp_head *h, const struct resp_extras *x)
+{
+	if (h->status >= 200 && h->status < 400)
+		h->extras = *x;
+}
+
 /* Appends n bytes of p at *len if they fit with a NUL after them. */
 static bool put(char *out, size_t cap, size_t *len, const char *p, size_t n)
 {
@@ -143,6 +150,12 @@ ssize_t resp_head_h1(const struct resp_head *h, char *out, size_t cap)
 		    !put(out, cap, &len, ": ", 2) ||
 		    !put(out, cap, &len, h->f[i].value, h->f[i].value_len) ||
 		    !put(out, cap, &len, "\r\n", 2))
+			return -ENOSPC;
+	}
+	for (size_t i = 0; i < h->extras.n; i++) {
+		const struct resp_extra *x = &h->extras.f[i];
+		if (!put(out, cap, &len, x->name_h1, x->name_len) || !put(out, cap, &len, ": ", 2) ||
+		    !put(out, cap, &len, x->value, x->value_len) || !put(out, cap, &len, "\r\n", 2))
 			return -ENOSPC;
 	}
 	if (!put(out, cap, &len, "\r\n", 2))

@@ -48,6 +48,7 @@ struct resp_head {
 	size_t n;
 	bool overflow;                /* a field did not fit: the head is unusable */
 	struct resp_field f[RESP_HEAD_MAX_FIELDS];
+	struct resp_extras extras;    /* the site's own fields, after f */
 };
 
 /* "Content-Length", and "content-length" for HTTP/2. */
@@ -68,6 +69,10 @@ void resp_head_file(struct resp_head *h, const struct static_response *sr, const
  * or a 301 to location (NULL otherwise); a 405 says what is allowed. */
 void resp_head_page(struct resp_head *h, int status, const char *date, size_t page_len,
 		    const char *location);
+
+/* Adds the site's fields (--header) to a 2xx or 3xx head, as nginx's
+ * add_header does: error pages go out without them. x must outlive h. */
+void resp_head_extras(struct resp_head *h, const struct resp_extras *x);
 
 /* Serializes h as an HTTP/1.1 head ("HTTP/1.1 200 OK\r\n", a line per
  * field, the empty line) into out, NUL-terminated. Returns its length

@@ -37,11 +37,30 @@ struct static_file {
 	const char *content_type; /* from mime_lookup */
 };
 
+/* A field a site adds to its responses (--header), in both spellings so
+ * that neither protocol converts names per response. */
+struct resp_extra {
+	const char *name_h1, *name_h2;    /* "Cache-Control", "cache-control" */
+	size_t name_len;
+	const char *value;
+	size_t value_len;
+};
+
+#define RESP_EXTRA_MAX 16
+
+struct resp_extras {
+	const struct resp_extra *f;
+	size_t n;
+	size_t h1_bytes;                  /* of the lines "Name: value\r\n" together */
+};
+
 /* What a request-target comes to, for both HTTP versions: the server fills
  * it (it opens files beneath the root, server/resolve.c), the protocol code
  * answers from it. */
 struct static_target {
-	int status;                       /* 0: serve fd; else 301, 400, 403, 404, 414, 500, 503 */
+	int status;                       /* 0: serve fd; else 301, 400, 403, 404, 414, 421, 500, 503 */
+	struct resp_extras extras;        /* the site's fields for a 2xx or 3xx answer */
+	const void *root;                 /* the opener's: where rel is, to open it again */
 	int fd;                           /* status 0: the open file, owned by the caller */
 	const void *mem;                  /* status 0: its bytes, when the opener keeps them (or NULL) */
 	struct static_file file;          /* status 0: its metadata */

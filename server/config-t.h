@@ -13,6 +13,11 @@
 #define CONFIG_MAX_LISTEN 16
 #define CONFIG_MAX_CERTS 4
 #define CONFIG_MAX_TICKET_KEYS 8
+#define CONFIG_MAX_SITES 64
+#define CONFIG_MAX_OPTIONS 96 /* rows of the option table (config_options.c) */
+#define CONFIG_MAX_SERVER_NAMES 16
+#define CONFIG_MAX_HEADERS 16
+#define CONFIG_MAX_MIME_OVERRIDES 32
 
 struct config_listen {
 	struct sockaddr_storage addr;
@@ -32,16 +37,36 @@ enum config_tristate { CONFIG_AUTO, CONFIG_ON, CONFIG_OFF };
  * at most cfg->log_level. */
 enum config_log_level { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG };
 
+/* What may differ between the sites one process serves: the options the
+ * table marks .site. The command line's flags set the top-level site; each
+ * "[site NAME]" section of the config file adds one, which takes from the
+ * top level what it does not set itself (all but server names). */
+struct config_site {
+	char *name;                      /* the section's NAME; NULL for the top level */
+	char *server_names[CONFIG_MAX_SERVER_NAMES]; /* --server-name, repeatable */
+	size_t nserver_names;
+	char *root;                      /* --root DIR */
+	struct config_cert certs[CONFIG_MAX_CERTS];  /* --cert FILE --key FILE, paired in order */
+	size_t ncerts;
+	char *headers[CONFIG_MAX_HEADERS]; /* --header "Name: value", repeatable */
+	size_t nheaders;
+	char *mime_overrides[CONFIG_MAX_MIME_OVERRIDES]; /* --mime-type "EXT TYPE", repeatable */
+	size_t nmime_overrides;
+	/* Which site options the section gave, by option index: the rest are
+	 * inherited from the top level once every source is read. */
+	bool set[CONFIG_MAX_OPTIONS];
+};
+
 struct config {
-	char *root;                      /* --root DIR (required) */
+	struct config_site site;         /* the top level's: the command line's flags */
+	struct config_site *sites;       /* the config file's [site NAME] sections */
+	size_t nsites;
 	struct config_listen listen[CONFIG_MAX_LISTEN];   /* --listen ADDR:PORT, repeatable; 0.0.0.0:8443 when no --listen nor --listen-plain is given */
 	size_t nlisten;
 	struct config_listen listen_plain[CONFIG_MAX_LISTEN]; /* --listen-plain ADDR:PORT, repeatable; default none */
 	size_t nlisten_plain;
 	struct config_listen status_listen; /* --status-listen ADDR:PORT (metrics); default none */
 	size_t nstatus_listen;           /* 0 or 1 */
-	struct config_cert certs[CONFIG_MAX_CERTS];       /* --cert FILE --key FILE, paired in order */
-	size_t ncerts;
 	char *ticket_key_files[CONFIG_MAX_TICKET_KEYS]; /* --tls-ticket-key-file, first encrypts */
 	size_t nticket_key_files;
 	unsigned workers;                /* --workers N; 0 = one per allowed CPU */

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
@@ -36,6 +37,7 @@ struct ctx {
 	const char *file;               /* NULL: the command line */
 	unsigned line;                  /* 0: the file as a whole */
 	bool seen[CONFIG_MAX_OPTIONS];   /* options met in this source so far */
+	struct config_site *site;       /* where site options go: the top level or a section */
 };
 
 /* Prints "ktlsd: [FILE:LINE: ]{--name|name}: MESSAGE" as one line. */
@@ -73,9 +75,9 @@ static char *xstrdup(const char *s)
 	return p;
 }
 
-static void set_string(struct config *cfg, size_t off, char *s)
+static void set_string(void *base, size_t off, char *s)
 {
-	char **field = FIELD(cfg, off, char *);
+	char **field = FIELD(base, off, char *);
 
 	free(*field);
 	*field = s;
@@ -225,23 +227,23 @@ static int parse_listen(const char *s, struct config_listen *l)
 
 /* How many entries of certs[] have their cert (or key) half set. Both halves
  * fill from index 0 up, so they pair by position. */
-static size_t cert_count(struct config *cfg, size_t off)
+static size_t cert_count(const struct config_site *site, size_t off)
 {
 	size_t n = 0;
 
-	while (n < cfg->ncerts && *FIELD(&cfg->certs[n], off, char *))
+	while (n < site->ncerts && *FIELD(&site->certs[n], off, char *))
 		n++;
 	return n;
 }
 
-static void free_certs(struct config *cfg)
+static void free_certs(struct config_site *site)
 {
 	for (size_t i = 0; i < CONFIG_MAX_CERTS; i++) {
-		free(cfg->certs[i].cert_file);
-		free(cfg->certs[i].key_file);
+		free(site->certs[i].cert_file);
+		free(site->certs[i].key_file);
 	}
-	memset(cfg->certs, 0, sizeof(cfg->certs));
-	cfg->ncerts = 0;
+	memset(site->certs, 0, sizeof(site->certs));
+	site->ncerts = 0;
 }
 
 static void free_paths(char **paths, size_t *n)
@@ -264,29 +266,146 @@ static bool list_fresh(const struct opt *o, const struct ctx *c)
 	return true;
 }
 
-/* Parses v for option o into cfg. Returns 0, or -1 after one line to c. */
+/* The fields RFC 9110 and 9112 give the server to set, and those ktlsd
+ * sets itself: a --header naming one would contradict the response. */
+static bool header_reserved(const char *name, size_t len)
+{
+	static const char *const ours[] = {
+	    "accept-ranges", "allow",         "connection",        "content-encoding",
+	    "content-length", "content-range", "content-type",      "date",
+	    "etag",          "keep-alive",    "last-modified",     "location",
+	    "proxy-connection", "server",     "te",                "trailer",
+	    "transfer-encoding", "upgrade",   "vary"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(ours); i++)
+		if (strlen(ours[i]) == len && strncasecmp(ours[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+/* RFC 9110 5.6.2 token characters. */
+static bool is_tchar(unsigned char ch)
+{
+	return (ch >= '0' && ch <= '9') || ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z') ||
+	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+/* "Name: value" with a token name and a value of visible characters,
+ * blanks and obs-text (no control characters, so no header injection);
+ * stored as "Name: value" with one blank. NULL after a line to c. */
+static char *parse_header(const char *v, const struct opt *o, const struct ctx *c)
+{
+	size_t n = 0;
+	const char *val;
+
+	while (is_tchar((unsigned char)v[n]))
+		n++;
+	if (n == 0 || v[n] != ':') {
+		report(c, o, "expected \"Name: value\" with a field name of letters, digits and "
+			     "!#$%%&'*+-.^_`|~, got '%s'",
+		       v);
+		return NULL;
+	}
+	if (header_reserved(v, n)) {
+		report(c, o, "ktlsd sets %.*s itself", (int)n, v);
+		return NULL;
+	}
+	val = v + n + 1 + strspn(v + n + 1, " \t");
+	for (const unsigned char *p = (const unsigned char *)val; *p; p++)
+		if ((*p < 0x20 && *p != '\t') || *p == 0x7f) {
+			report(c, o, "control character in the value of %.*s", (int)n, v);
+			return NULL;
+		}
+	if (!*val) {
+		report(c, o, "%.*s has an empty value", (int)n, v);
+		return NULL;
+	}
+	char *out = malloc(n + 2 + strlen(val) + 1);
+	if (!out) {
+		fputs("ktlsd: out of memory\n", stderr);
+		abort();
+	}
+	sprintf(out, "%.*s: %s", (int)n, v, val);
+	return out;
+}
+
+/* A host name as SNI and Host compare it: lowercase, no trailing dot;
+ * "*." may lead it (any one or more labels). Letters, digits, '-', '_'
+ * and dots only: SNI carries no IP address (RFC 6066 3) and Host's port
+ * is not part of the name. */
+static char *parse_name(const char *v, const struct opt *o, const struct ctx *c)
+{
+	size_t len = strlen(v), start = strncmp(v, "*.", 2) == 0 ? 2 : 0;
+
+	if (len && v[len - 1] == '.')
+		len--;
+	bool ok = len > start && len <= 253 && v[start] != '.';
+	for (size_t i = start; ok && i < len; i++)
+		ok = isalnum((unsigned char)v[i]) || (strchr("-_.", v[i]) && !(v[i] == '.' && v[i + 1] == '.'));
+	if (!ok) {
+		report(c, o, "expected a host name (dl.example.org, *.example.org), got '%s'", v);
+		return NULL;
+	}
+	char *out = xstrdup(v);
+	out[len] = '\0';
+	for (char *p = out; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return out;
+}
+
+/* "EXT TYPE" or ".EXT TYPE": stored as "ext TYPE", the extension lowercase. */
+static char *parse_mime(const char *v, const struct opt *o, const struct ctx *c)
+{
+	size_t n;
+
+	v += *v == '.';
+	n = strcspn(v, " \t");
+	const char *type = v + n + strspn(v + n, " \t");
+	size_t tn = strcspn(type, " \t;");
+	bool ok = n > 0 && n <= 64 && tn > 2 && memchr(type, '/', tn);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = v[i] != '.' && v[i] != '/' && is_tchar((unsigned char)v[i]);
+	for (const unsigned char *p = (const unsigned char *)type; ok && *p; p++)
+		ok = *p >= 0x20 && *p != 0x7f;
+	if (!ok) {
+		report(c, o, "expected \"EXT TYPE\" (iso application/x-iso9660-image), got '%s'", v);
+		return NULL;
+	}
+	char *out = xstrdup(v);
+	for (size_t i = 0; i < n; i++)
+		out[i] = (char)tolower((unsigned char)out[i]);
+	memmove(out + n + 1, type, strlen(type) + 1);
+	out[n] = ' ';
+	return out;
+}
+
+/* Parses v for option o into cfg (a site option: into c->site). Returns 0,
+ * or -1 after one line to c. */
 static int apply(struct config *cfg, const struct opt *o, const char *v, struct ctx *c)
 {
 	bool fresh = list_fresh(o, c);
+	void *base = o->site ? (void *)c->site : (void *)cfg;
 	char buf[64];
 	int i;
 
 	c->seen[o - config_options] = true;
+	if (o->site)
+		c->site->set[o - config_options] = true;
 	if (!*v) {
 		report(c, o, "missing value");
 		return -1;
 	}
 	switch (o->type) {
 	case T_STRING:
-		set_string(cfg, o->off, xstrdup(v));
+		set_string(base, o->off, xstrdup(v));
 		return 0;
 	case T_PATH_OR:
-		set_string(cfg, o->off, path_or_word(o->value, v));
+		set_string(base, o->off, path_or_word(o->value, v));
 		return 0;
 	case T_UINT:
 	case T_MS:
 		if (parse_fixed(v, o->type == T_MS ? 3 : 0, o->min, o->max,
-		                FIELD(cfg, o->off, unsigned)) == 0)
+		                FIELD(base, o->off, unsigned)) == 0)
 			return 0;
 		report(c, o, "expected %s from %s, got '%s'",
 		       o->type == T_MS ? "seconds" : "a number", config_option_range(o, buf), v);
@@ -300,11 +419,11 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 			return -1;
 		}
 		if (o->type == T_BOOL)
-			*FIELD(cfg, o->off, bool) = i == 0; /* "on|off" */
+			*FIELD(base, o->off, bool) = i == 0; /* "on|off" */
 		else if (o->type == T_TRISTATE)
-			*FIELD(cfg, o->off, enum config_tristate) = (enum config_tristate)i;
+			*FIELD(base, o->off, enum config_tristate) = (enum config_tristate)i;
 		else
-			*FIELD(cfg, o->off, int) = i;
+			*FIELD(base, o->off, int) = i;
 		return 0;
 	case T_PROTOCOLS: {
 		char *p = parse_protocols(v);
@@ -313,12 +432,12 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 			report(c, o, "expected TLSv1.2, TLSv1.3 or both, got '%s'", v);
 			return -1;
 		}
-		set_string(cfg, o->off, p);
+		set_string(base, o->off, p);
 		return 0;
 	}
 	case T_LISTEN: {
-		size_t *n = FIELD(cfg, o->count_off, size_t);
-		struct config_listen *l = FIELD(cfg, o->off, struct config_listen);
+		size_t *n = FIELD(base, o->count_off, size_t);
+		struct config_listen *l = FIELD(base, o->off, struct config_listen);
 
 		/* A listener of one address (max 1) takes the last one given,
 		 * as any single-valued option does. */
@@ -339,31 +458,42 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 		return 0;
 	}
 	case T_CERT: {
+		struct config_site *site = c->site;
 		size_t n;
 
 		if (fresh)
-			free_certs(cfg);
-		n = cert_count(cfg, o->off);
+			free_certs(site);
+		n = cert_count(site, o->off);
 		if (n == CONFIG_MAX_CERTS) {
 			report(c, o, "at most %d certificates", CONFIG_MAX_CERTS);
 			return -1;
 		}
-		*FIELD(&cfg->certs[n], o->off, char *) = xstrdup(v);
-		if (cfg->ncerts < n + 1)
-			cfg->ncerts = n + 1;
+		*FIELD(&site->certs[n], o->off, char *) = xstrdup(v);
+		if (site->ncerts < n + 1)
+			site->ncerts = n + 1;
 		return 0;
 	}
-	case T_PATHS: {
-		size_t *n = FIELD(cfg, o->count_off, size_t);
-		char **paths = FIELD(cfg, o->off, char *);
+	case T_PATHS:
+	case T_NAME:
+	case T_HEADER:
+	case T_MIME: {
+		size_t *n = FIELD(base, o->count_off, size_t);
+		char **paths = FIELD(base, o->off, char *);
+		char *item = o->type == T_NAME     ? parse_name(v, o, c)
+			     : o->type == T_HEADER ? parse_header(v, o, c)
+			     : o->type == T_MIME   ? parse_mime(v, o, c)
+						   : xstrdup(v);
 
+		if (!item)
+			return -1;
 		if (fresh)
 			free_paths(paths, n);
 		if (*n == o->max) {
 			report(c, o, "at most %u", o->max);
+			free(item);
 			return -1;
 		}
-		paths[(*n)++] = xstrdup(v);
+		paths[(*n)++] = item;
 		return 0;
 	}
 	case T_ACTION:
@@ -405,7 +535,54 @@ static int unquote(char *v, const struct opt *o, const struct ctx *c)
 	return 0;
 }
 
-/* One line: "key value", "key = value" or "key=value", blank or comment. */
+/* "[site NAME]": the lines after it, up to the next section, describe the
+ * site NAME. */
+static int start_section(struct config *cfg, char *s, struct ctx *c)
+{
+	char *close = strchr(s, ']'), *name = s + 1 + strspn(s + 1, " \t");
+	size_t n;
+
+	if (!close || close[1 + strspn(close + 1, " \t\r\n")] != '\0' ||
+	    strncmp(name, "site", 4) != 0 || !strchr(" \t", name[4])) {
+		report(c, NULL, "expected a section line \"[site NAME]\"");
+		return -1;
+	}
+	name += 4 + strspn(name + 4, " \t");
+	n = (size_t)(close - name);
+	while (n && strchr(" \t", name[n - 1]))
+		n--;
+	if (n == 0 || n > 64 || memchr(name, '"', n)) {
+		report(c, NULL, "a [site NAME] needs a NAME of 1 to 64 characters, without quotes");
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->nsites; i++)
+		if (strlen(cfg->sites[i].name) == n && memcmp(cfg->sites[i].name, name, n) == 0) {
+			report(c, NULL, "a second [site %.*s]", (int)n, name);
+			return -1;
+		}
+	if (cfg->nsites == CONFIG_MAX_SITES) {
+		report(c, NULL, "at most %d sites", CONFIG_MAX_SITES);
+		return -1;
+	}
+	struct config_site *sites = realloc(cfg->sites, (cfg->nsites + 1) * sizeof(*sites));
+	if (!sites) {
+		fputs("ktlsd: out of memory\n", stderr);
+		abort();
+	}
+	cfg->sites = sites;
+	c->site = &sites[cfg->nsites++];
+	memset(c->site, 0, sizeof(*c->site));
+	name[n] = '\0';
+	c->site->name = xstrdup(name);
+	/* A section's lists start empty, not appended to the top level's. */
+	for (size_t i = 0; i < config_noptions; i++)
+		if (config_options[i].site)
+			c->seen[i] = false;
+	return 0;
+}
+
+/* One line: "key value", "key = value" or "key=value", blank, comment or
+ * a section. */
 static int parse_line(struct config *cfg, char *s, struct ctx *c)
 {
 	const struct opt *o;
@@ -415,6 +592,8 @@ static int parse_line(struct config *cfg, char *s, struct ctx *c)
 	s += strspn(s, " \t\r\n");
 	if (!*s || *s == '#')
 		return 0;
+	if (*s == '[')
+		return start_section(cfg, s, c);
 	klen = strcspn(s, " \t\r\n=#");
 	v = s + klen + strspn(s + klen, " \t");
 	if (*v == '=')
@@ -429,6 +608,10 @@ static int parse_line(struct config *cfg, char *s, struct ctx *c)
 		report(c, o, "only valid on the command line");
 		return -1;
 	}
+	if (c->site != &cfg->site && !o->site) {
+		report(c, o, "not a site option: it goes above the first [site] section");
+		return -1;
+	}
 	if (unquote(v, o, c))
 		return -1;
 	return apply(cfg, o, v, c);
@@ -436,7 +619,7 @@ static int parse_line(struct config *cfg, char *s, struct ctx *c)
 
 int config_parse_file(struct config *cfg, const char *path, FILE *errfp)
 {
-	struct ctx c = {.errfp = errfp, .file = path};
+	struct ctx c = {.errfp = errfp, .file = path, .site = &cfg->site};
 	char *line = NULL;
 	size_t cap = 0;
 	int rc = 0;
@@ -508,7 +691,7 @@ static int next_arg(int argc, char **argv, int *i, struct ctx *c, const struct o
 
 void config_defaults(struct config *cfg)
 {
-	struct ctx c = {.errfp = stderr};
+	struct ctx c = {.errfp = stderr, .site = &cfg->site};
 
 	memset(cfg, 0, sizeof(*cfg));
 	for (size_t i = 0; i < config_noptions; i++)
@@ -517,27 +700,155 @@ void config_defaults(struct config *cfg)
 			abort(); /* a default that does not parse is a bug in the table */
 }
 
-void config_free(struct config *cfg)
+static bool is_list(enum opt_type t)
+{
+	return t == T_PATHS || t == T_NAME || t == T_HEADER || t == T_MIME;
+}
+
+static bool is_string(enum opt_type t)
+{
+	return t == T_STRING || t == T_PATH_OR || t == T_PROTOCOLS;
+}
+
+/* Frees what the options of one side (site or not) own in base. */
+static void free_options(void *base, bool site)
 {
 	for (size_t i = 0; i < config_noptions; i++) {
-		enum opt_type t = config_options[i].type;
+		const struct opt *o = &config_options[i];
 
-		if (t == T_STRING || t == T_PATH_OR || t == T_PROTOCOLS)
-			set_string(cfg, config_options[i].off, NULL);
-		if (t == T_PATHS)
-			free_paths(FIELD(cfg, config_options[i].off, char *),
-				   FIELD(cfg, config_options[i].count_off, size_t));
+		if (o->site != site)
+			continue;
+		if (is_string(o->type))
+			set_string(base, o->off, NULL);
+		if (is_list(o->type))
+			free_paths(FIELD(base, o->off, char *), FIELD(base, o->count_off, size_t));
 	}
-	free_certs(cfg);
+}
+
+static void free_site(struct config_site *site)
+{
+	free_options(site, true);
+	free_certs(site);
+	free(site->name);
+	memset(site, 0, sizeof(*site));
+}
+
+void config_free(struct config *cfg)
+{
+	free_options(cfg, false);
+	free_site(&cfg->site);
+	for (size_t i = 0; i < cfg->nsites; i++)
+		free_site(&cfg->sites[i]);
+	free(cfg->sites);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
-/* After all sources: the listen default and the checks that span options. */
+/* Gives site what it did not set itself of the top level's options, copies
+ * it owns: all but its server names, and the certificates as one list. */
+static void inherit(struct config_site *site, const struct config_site *top)
+{
+	bool certs_set = false;
+
+	for (size_t i = 0; i < config_noptions; i++) {
+		const struct opt *o = &config_options[i];
+
+		if (o->type == T_CERT)
+			certs_set = certs_set || site->set[i];
+		if (!o->site || site->set[i] || o->type == T_NAME || o->type == T_CERT)
+			continue;
+		if (is_string(o->type)) {
+			const char *v = *FIELD(top, o->off, char *const);
+			set_string(site, o->off, v ? xstrdup(v) : NULL);
+		} else if (is_list(o->type)) {
+			size_t n = *FIELD(top, o->count_off, const size_t);
+			char **to = FIELD(site, o->off, char *);
+			char *const *from = FIELD(top, o->off, char *const);
+
+			for (size_t j = 0; j < n; j++)
+				to[j] = xstrdup(from[j]);
+			*FIELD(site, o->count_off, size_t) = n;
+		} else {
+			/* Scalars: every one is an int-sized or bool field. */
+			size_t size = o->type == T_BOOL ? sizeof(bool) : sizeof(unsigned);
+			memcpy(FIELD(site, o->off, char), FIELD(top, o->off, const char), size);
+		}
+	}
+	if (certs_set)
+		return;
+	for (size_t i = 0; i < top->ncerts; i++) {
+		const struct config_cert *from = &top->certs[i];
+		site->certs[i].cert_file = from->cert_file ? xstrdup(from->cert_file) : NULL;
+		site->certs[i].key_file = from->key_file ? xstrdup(from->key_file) : NULL;
+	}
+	site->ncerts = top->ncerts;
+}
+
+/* "--root", or "[site NAME] root", for messages. */
+static const char *site_label(const struct config_site *site, const char *opt, char *buf,
+			      size_t len)
+{
+	if (site->name)
+		snprintf(buf, len, "[site %s] %s", site->name, opt);
+	else
+		snprintf(buf, len, "--%s", opt);
+	return buf;
+}
+
+static int check_site(const struct config_site *site, FILE *errfp)
+{
+	size_t ncert = cert_count(site, CERT_OFF(cert_file));
+	size_t nkey = cert_count(site, CERT_OFF(key_file));
+	char what[96];
+
+	if (!site->root && site->name) {
+		fprintf(errfp, "ktlsd: [site %s] has no root\n", site->name);
+		return -1;
+	}
+	if (ncert != nkey && site->name) {
+		fprintf(errfp, "ktlsd: %s and key must come in pairs, got %zu cert and %zu key\n",
+			site_label(site, "cert", what, sizeof(what)), ncert, nkey);
+		return -1;
+	}
+	if (ncert != nkey) {
+		fprintf(errfp,
+			"ktlsd: --cert and --key must come in pairs, got %zu --cert and %zu --key\n",
+			ncert, nkey);
+		return -1;
+	}
+	return 0;
+}
+
+/* A name two sites claim would make the answer depend on their order. */
+static int check_names(const struct config *cfg, FILE *errfp)
+{
+	const struct config_site *all[CONFIG_MAX_SITES + 1];
+	size_t n = 0;
+
+	if (cfg->site.root || cfg->site.nserver_names)
+		all[n++] = &cfg->site;
+	for (size_t i = 0; i < cfg->nsites; i++)
+		all[n++] = &cfg->sites[i];
+	for (size_t a = 0; a < n; a++)
+		for (size_t i = 0; i < all[a]->nserver_names; i++)
+			for (size_t b = a; b < n; b++)
+				for (size_t j = b == a ? i + 1 : 0; j < all[b]->nserver_names; j++)
+					if (strcmp(all[a]->server_names[i], all[b]->server_names[j]) ==
+					    0) {
+						char what[96];
+						fprintf(errfp, "ktlsd: server-name %s is given twice (%s)\n",
+							all[a]->server_names[i],
+							site_label(all[b], "server-name", what,
+								   sizeof(what)));
+						return -1;
+					}
+	return 0;
+}
+
+/* After all sources: the listen default, what sections inherit, and the
+ * checks that span options. */
 static int finish(struct config *cfg, FILE *errfp)
 {
-	struct ctx c = {.errfp = errfp};
-	size_t ncert = cert_count(cfg, CERT_OFF(cert_file));
-	size_t nkey = cert_count(cfg, CERT_OFF(key_file));
+	struct ctx c = {.errfp = errfp, .site = &cfg->site};
 
 	if (cfg->nlisten == 0 && cfg->nlisten_plain == 0) {
 		const struct opt *o = config_find_option("listen", strlen("listen"));
@@ -545,23 +856,27 @@ static int finish(struct config *cfg, FILE *errfp)
 		if (apply(cfg, o, o->def, &c))
 			abort();
 	}
-	if (!cfg->root && !cfg->check) {
+	for (size_t i = 0; i < cfg->nsites; i++)
+		inherit(&cfg->sites[i], &cfg->site);
+	if (!cfg->site.root && !cfg->check && cfg->nsites == 0) {
 		fputs("ktlsd: --root is required\n", errfp);
 		return -1;
 	}
-	if (ncert != nkey) {
-		fprintf(
-		    errfp,
-		    "ktlsd: --cert and --key must come in pairs, got %zu --cert and %zu --key\n",
-		    ncert, nkey);
+	if (!cfg->site.root && cfg->site.nserver_names) {
+		fputs("ktlsd: --server-name needs a --root for its site\n", errfp);
 		return -1;
 	}
-	return 0;
+	if (check_site(&cfg->site, errfp))
+		return -1;
+	for (size_t i = 0; i < cfg->nsites; i++)
+		if (check_site(&cfg->sites[i], errfp))
+			return -1;
+	return check_names(cfg, errfp);
 }
 
 enum config_result config_load(struct config *cfg, int argc, char **argv, FILE *outfp, FILE *errfp)
 {
-	struct ctx quiet = {0}, cli = {.errfp = errfp};
+	struct ctx quiet = {0}, cli = {.errfp = errfp, .site = &cfg->site};
 	const struct opt *o, *action = NULL;
 	const char *v, *file = NULL;
 

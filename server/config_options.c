@@ -13,7 +13,17 @@ static const char *const group_names[G_COUNT] = {"General", "TLS", "HTTP limits 
 #define S_MS(s) ((s)*1000u)
 
 const struct opt config_options[] = {
-    OPT("root", "DIR", T_STRING, G_GENERAL, OFF(root), NULL, "Directory to serve (required)."),
+    OPT("root", "DIR", T_STRING, G_GENERAL, SITE_OFF(root), NULL,
+        "Directory to serve (required, unless every [site] section of the config file "
+        "names its own).",
+        .site = true),
+    OPT("server-name", "NAME", T_NAME, G_GENERAL, SITE_OFF(server_names), NULL,
+        "A host name of the site, exact (dl.example.org) or a wildcard of one or more "
+        "leading labels (*.example.org); repeatable. TLS picks the site's certificate by "
+        "the client's SNI, and a request whose Host names another site of this server "
+        "is answered 421. The top-level site, or else the first [site], also serves "
+        "clients that name none of them.",
+        .count_off = SITE_OFF(nserver_names), .max = CONFIG_MAX_SERVER_NAMES, .site = true),
     OPT("listen", "ADDR:PORT", T_LISTEN, G_GENERAL, OFF(listen), "0.0.0.0:8443",
         "Accept HTTPS here; repeatable. ADDR:PORT, [IPV6]:PORT, :PORT or PORT. The default "
         "applies only when neither --listen nor --listen-plain is given.",
@@ -47,9 +57,11 @@ const struct opt config_options[] = {
         .cli_only = true),
 
     OPT("cert", "FILE", T_CERT, G_TLS, CERT_OFF(cert_file), NULL,
-        "Certificate chain (PEM); repeatable, paired in order with --key."),
+        "Certificate chain (PEM); repeatable, paired in order with --key: one ECDSA "
+        "and one RSA pair per site, picked by the client's signature algorithms.",
+        .site = true),
     OPT("key", "FILE", T_CERT, G_TLS, CERT_OFF(key_file), NULL,
-        "Private key (PEM) for the --cert in the same place."),
+        "Private key (PEM) for the --cert in the same place.", .site = true),
     OPT("tls-ticket-key-file", "FILE", T_PATHS, G_TLS, OFF(ticket_key_files), NULL,
         "Session ticket keys shared by a fleet, in nginx's ssl_session_ticket_key format (48 "
         "or 80 random bytes); repeatable, up to 8: the first encrypts, all decrypt. SIGHUP "
@@ -128,6 +140,15 @@ const struct opt config_options[] = {
         .min = 32768, .max = 4194304),
     OPT("dotfiles", "on|off", T_BOOL, G_HTTP, OFF(dotfiles), "off",
         "Serve names starting with '.'; off answers 404."),
+    OPT("header", "\"NAME: VALUE\"", T_HEADER, G_HTTP, SITE_OFF(headers), NULL,
+        "Add this field to the site's file responses and redirects (2xx and 3xx), e.g. "
+        "\"Strict-Transport-Security: max-age=31536000\"; repeatable, up to 16. A "
+        "[site] that gives none takes the top level's.",
+        .count_off = SITE_OFF(nheaders), .max = CONFIG_MAX_HEADERS, .site = true),
+    OPT("mime-type", "\"EXT TYPE\"", T_MIME, G_HTTP, SITE_OFF(mime_overrides), NULL,
+        "Serve files ending in .EXT as TYPE, over --mime-types, e.g. \"iso "
+        "application/x-iso9660-image\"; repeatable, up to 32.",
+        .count_off = SITE_OFF(nmime_overrides), .max = CONFIG_MAX_MIME_OVERRIDES, .site = true),
     OPT("mime-types", "FILE", T_STRING, G_HTTP, OFF(mime_types), "/etc/mime.types",
         "Content-Type by file extension, in mime.types format (\"type ext ext...\"); a "
         "built-in list fills in what the file lacks, or all of it if the file cannot be read."),
@@ -258,7 +279,13 @@ const char config_file_rules[] =
     "be set in the --config file, one \"name value\" or \"name = value\" per line, '#'\n"
     "starting a comment; quotes around a value are optional. Flags override the file,\n"
     "and a repeatable flag (--listen, --listen-plain, --cert/--key,\n"
-    "--tls-ticket-key-file) replaces the file's list instead of adding to it.\n";
+    "--tls-ticket-key-file) replaces the file's list instead of adding to it.\n"
+    "\n"
+    "More sites: a line \"[site NAME]\" in the file starts a section that ends at the\n"
+    "next one or at the end of the file; in it go the options that may differ between\n"
+    "sites: server-name, root, cert, key, header and mime-type. A section takes what\n"
+    "it does not set (but server names) from the lines above the first section and\n"
+    "the flags.\n";
 
 const char *config_option_name(size_t i)
 {

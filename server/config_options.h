@@ -12,6 +12,7 @@
 
 #define OFF(field) offsetof(struct config, field)
 #define CERT_OFF(field) offsetof(struct config_cert, field)
+#define SITE_OFF(field) offsetof(struct config_site, field)
 
 enum opt_type {
 	T_STRING,    /* char *, replaced */
@@ -27,6 +28,10 @@ enum opt_type {
 	              * one address, the last given */
 	T_CERT,      /* appends the cert_file or key_file half (off) of certs[] */
 	T_PATHS,     /* appends to a char *[max] array; count at count_off */
+	T_NAME,      /* T_PATHS of host names ("dl.example.org", "*.example.org"), stored
+		      * lowercase without a trailing dot */
+	T_HEADER,    /* T_PATHS of "Name: value" response header fields */
+	T_MIME,      /* T_PATHS of "EXT TYPE" Content-Type overrides */
 	T_ACTION,    /* --help, --version: takes no value */
 	T_FLAG,      /* bool set by the bare flag (--check): takes no value */
 };
@@ -46,10 +51,12 @@ struct opt {
 	size_t count_off; /* T_LISTEN, T_PATHS */
 	unsigned min, max;
 	bool cli_only;
+	/* A site option: off and count_off are within struct config_site, and a
+	 * [site] section of the config file may set it. */
+	bool site;
 };
 
 
-#define CONFIG_MAX_OPTIONS 64
 
 extern const struct opt config_options[];
 extern const size_t config_noptions;

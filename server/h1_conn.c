@@ -87,12 +87,15 @@ static void log_request_line(struct conn *c, const char *method)
 /* A response with a small generated body (errors, redirects): head and body
  * go out together; the connection may stay open unless the caller said so.
  * The head has room for a Location whatever its length (it can be 12 KiB). */
-static void respond_page(struct conn *c, int status, const char *location)
+/* A generated page: an error, or a 301 to location with the site's extra
+ * fields (extras, NULL for an error). */
+static void respond_page(struct conn *c, int status, const char *location,
+			 const struct resp_extras *extras)
 {
 	char page[512];
 	size_t plen = status_page(status, page, sizeof(page));
 	bool head = c->h1.parser->req.method == H1_HEAD && c->h1.parser->error_status == 0;
-	size_t cap = HEAD_MAX + (location ? strlen(location) : 0);
+	size_t cap = HEAD_MAX + (location ? strlen(location) : 0) + (extras ? extras->h1_bytes : 0);
 	char *out = h1_out_reserve(c, cap + plen);
 	struct resp_head h;
 
@@ -102,6 +105,8 @@ static void respond_page(struct conn *c, int status, const char *location)
 		return;
 	}
 	resp_head_page(&h, status, worker_date(c->w), plen, location);
+	if (extras)
+		resp_head_extras(&h, extras);
 	ssize_t len = head_write(c, &h, out, cap);
 	if (len < 0) { /* cannot happen: HEAD_MAX covers the fixed part */
 		conn_abort_as(c, ACCESS_END_ERROR, "response head too large");
@@ -130,14 +135,16 @@ static void respond_file(struct conn *c, const struct static_target *res)
 	static_file_respond(&sreq, &r->file, c->w->boundary_seed++, sr);
 	r->status = sr->status;
 
-	out = h1_out_reserve(c, HEAD_MAX);
+	size_t cap = HEAD_MAX + res->extras.h1_bytes;
+	out = h1_out_reserve(c, cap);
 	if (!out) {
 		filecache_release(&c->w->files, fd);
 		conn_abort_as(c, ACCESS_END_ERROR, "no room for a response head");
 		return;
 	}
 	resp_head_file(&h, sr, worker_date(c->w));
-	ssize_t len = head_write(c, &h, out, HEAD_MAX);
+	resp_head_extras(&h, &res->extras);
+	ssize_t len = head_write(c, &h, out, cap);
 	if (len < 0) {
 		/* Only a Content-Type from --mime-types can be this long:
 		 * nothing of this head was committed, so answer 500 in its
@@ -145,7 +152,7 @@ static void respond_file(struct conn *c, const struct static_target *res)
 		filecache_release(&c->w->files, fd);
 		log_msg(LOG_ERROR, "\"%s\": response head over %d bytes (Content-Type?): 500",
 			r->request_line, HEAD_MAX);
-		respond_page(c, 500, NULL);
+		respond_page(c, 500, NULL, NULL);
 		return;
 	}
 	sock_out_commit(c->sock, (size_t)len);
@@ -170,18 +177,17 @@ static void on_request(struct conn *c)
 	/* RFC 9112 3.2: a 1.1 request without Host is answered 400. */
 	if (req->version_minor >= 1 && !req->host.ptr) {
 		c->close_after = true;
-		respond_page(c, 400, NULL);
+		respond_page(c, 400, NULL, NULL);
 		return;
 	}
 	if (req->method == H1_OTHER) {
 		c->close_after = c->close_after || req->has_body;
-		respond_page(c, 405, NULL);
+		respond_page(c, 405, NULL, NULL);
 		return;
 	}
-	resolve_target(c->w->srv, &c->w->files, c->w->now_ms, req->target.ptr, req->target.len,
-		       res);
+	conn_resolve(c, req->host.ptr, req->host.len, req->target.ptr, req->target.len, res);
 	if (res->status) {
-		respond_page(c, res->status, res->status == 301 ? res->location : NULL);
+		respond_page(c, res->status, res->status == 301 ? res->location : NULL, &res->extras);
 	} else {
 		respond_file(c, res);
 	}
@@ -198,7 +204,7 @@ static void on_parse_error(struct conn *c, int status)
 	log_msg(LOG_DEBUG, "%s: bad request (%d): %s", c->peer_text, status,
 		c->h1.parser->error_reason ? c->h1.parser->error_reason : "?");
 	c->close_after = true;
-	respond_page(c, status ? status : 400, NULL);
+	respond_page(c, status ? status : 400, NULL, NULL);
 }
 
 /* The response's access-log line, however it ended. Bytes are counted as

@@ -288,20 +288,20 @@ static const char *env_date(void *ctx)
 	return worker_date(c->w);
 }
 
-static void env_resolve(void *ctx, const char *target, size_t len, struct static_target *out)
+static void env_resolve(void *ctx, const char *host, size_t host_len, const char *target,
+			size_t len, struct static_target *out)
 {
-	struct conn *c = ctx;
-	resolve_target(c->w->srv, &c->w->files, c->w->now_ms, target, len, out);
+	conn_resolve(ctx, host, host_len, target, len, out);
 }
 
 /* Opens rel again, and only if it is still the file the response head
  * described (its validators went out already). */
-static int env_reopen(void *ctx, const char *rel, const struct static_file *expect,
-		      const void **mem)
+static int env_reopen(void *ctx, const void *root, const char *rel,
+		      const struct static_file *expect, const void **mem)
 {
 	struct conn *c = ctx;
 	struct stat st;
-	int fd = filecache_open(&c->w->files, c->w->srv->root_fd, rel, c->w->now_ms, &st, mem);
+	int fd = filecache_open(&c->w->files, resolve_root_fd(root), rel, c->w->now_ms, &st, mem);
 
 	if (fd < 0)
 		return -1;

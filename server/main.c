@@ -2,6 +2,7 @@
  * worker per core, signals and reloads. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <malloc.h>
 #include <pwd.h>
 #include <signal.h>
@@ -25,17 +26,24 @@
 #include "server/status_listen.h"
 #include "server/worker.h"
 
+static int site_of_name(const void *arg, const char *name, size_t len)
+{
+	return vhost_find(arg, name, len);
+}
+
 static void fill_tls_settings(struct server *srv)
 {
 	const struct config *cfg = srv->cfg;
 	struct tls_settings *t = &srv->tls;
 
-	for (size_t i = 0; i < cfg->ncerts; i++) {
-		srv->certs[i].cert_file = cfg->certs[i].cert_file;
-		srv->certs[i].key_file = cfg->certs[i].key_file;
-	}
-	t->certs = srv->certs;
-	t->ncerts = cfg->ncerts;
+	for (size_t i = 0; i < srv->nsites; i++)
+		srv->tls_sites[i] = (struct tls_site){.certs = srv->sites[i].certs,
+						      .ncerts = srv->sites[i].ncerts,
+						      .name = srv->sites[i].cfg->name};
+	t->sites = srv->tls_sites;
+	t->nsites = srv->nsites;
+	t->site_of = site_of_name;
+	t->site_arg = &srv->names;
 	t->protocols = cfg->tls_protocols;
 	t->tls13_ciphersuites = cfg->tls13_ciphersuites;
 	t->tls12_ciphers = cfg->tls12_ciphers;
@@ -86,6 +94,68 @@ static int choose_ktls(struct server *srv, const struct server *cur)
 	return 0;
 }
 
+/* The sites in the order workers look for them: the top level's first when
+ * it has a root (it serves clients that name no site), then the sections. */
+static int sites_build(struct server *srv, const struct server *cur)
+{
+	const struct config *cfg = srv->cfg;
+	const struct config_site *all[CONFIG_MAX_SITES + 1];
+	size_t n = 0;
+	char err[600];
+
+	if (cfg->site.root)
+		all[n++] = &cfg->site;
+	for (size_t i = 0; i < cfg->nsites; i++)
+		all[n++] = &cfg->sites[i];
+	srv->sites = calloc(n, sizeof(*srv->sites));
+	if (!srv->sites) {
+		build_error(cur, "%s", "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		srv->sites[i].root_fd = -1;
+	for (; srv->nsites < n; srv->nsites++) {
+		const struct config_site *site = all[srv->nsites];
+
+		if (site_build(&srv->sites[srv->nsites], site, srv->mime, cfg->mime_types, err,
+			       sizeof(err)) < 0) {
+			srv->nsites++; /* for server_release */
+			build_error(cur, "%s", err);
+			return -EINVAL;
+		}
+		if (cfg->nlisten > 0 && site->ncerts == 0) {
+			srv->nsites++;
+			if (site->name)
+				build_error(cur, "[site %s]: a TLS listener needs a certificate for every "
+						 "site (cert and key)",
+					    site->name);
+			else
+				build_error(cur, "%s",
+					    "--cert/--key: a TLS listener needs at least one certificate");
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < site->nserver_names; j++)
+			if (vhost_add(&srv->names, site->server_names[j], (unsigned)srv->nsites) < 0) {
+				srv->nsites++;
+				build_error(cur, "%s", "out of memory");
+				return -ENOMEM;
+			}
+	}
+	return 0;
+}
+
+/* "root /srv/www", or "root /srv/a and 2 more sites": for the log lines
+ * that say what is served. */
+static const char *serving_text(const struct server *srv, char *buf, size_t len)
+{
+	if (srv->nsites > 1)
+		snprintf(buf, len, "root %s and %zu more sites", srv->sites[0].cfg->root,
+			 srv->nsites - 1);
+	else
+		snprintf(buf, len, "root %s", srv->nsites ? srv->sites[0].cfg->root : "none");
+	return buf;
+}
+
 /* The read-only state workers share, from a loaded configuration. cur is
  * the running server on reload (NULL at start): its ticket master secret is
  * carried over so tickets stay valid, and its kTLS probe reused. */
@@ -96,31 +166,15 @@ static int server_build(struct server *srv, const struct config *cfg, const stru
 	srv->access_log = cur ? cur->access_log : NULL;
 	srv->h1 = &h1_proto;
 	srv->h2 = &h2_proto;
-	srv->root_fd = -1;
-	if (cfg->nlisten > 0 && cfg->ncerts == 0) {
-		build_error(cur, "%s", "--cert/--key: a TLS listener needs at least one certificate");
-		return -EINVAL;
-	}
-	srv->root_fd = open(cfg->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (srv->root_fd < 0) {
-		int e = errno;
-		build_error(cur, "--root %s: %s", cfg->root, strerror(e));
-		return -e;
-	}
 	if (mime_table_load(&srv->mime, cfg->mime_types) < 0) {
 		build_error(cur, "%s", "out of memory loading MIME types");
 		return -ENOMEM;
 	}
+	if (sites_build(srv, cur) < 0)
+		return -EINVAL;
 	if (choose_ktls(srv, cur) < 0)
 		return -ENOTSUP;
 	fill_tls_settings(srv);
-	for (size_t i = 0; i < cfg->ncerts; i++) {
-		char err[512];
-		if (tls_pem_read(&srv->certs[i], err, sizeof(err)) < 0) {
-			build_error(cur, "%s", err);
-			return -EINVAL;
-		}
-	}
 	for (size_t i = 0; i < cfg->nticket_key_files; i++) {
 		char err[512];
 		if (tls_ticket_key_read(cfg->ticket_key_files[i], &srv->tls.file_keys[i], err,
@@ -152,14 +206,15 @@ static int server_build(struct server *srv, const struct config *cfg, const stru
 
 static void server_release(struct server *srv)
 {
-	if (srv->root_fd >= 0)
-		close(srv->root_fd);
+	for (size_t i = 0; i < srv->nsites; i++)
+		site_release(&srv->sites[i]);
+	free(srv->sites);
+	srv->sites = NULL;
+	srv->nsites = 0;
+	vhost_free(&srv->names);
 	mime_table_free(srv->mime);
 	srv->mime = NULL;
-	for (size_t i = 0; i < CONFIG_MAX_CERTS; i++)
-		tls_pem_release(&srv->certs[i]);
 	OPENSSL_cleanse(srv->tls.file_keys, sizeof(srv->tls.file_keys));
-	srv->root_fd = -1;
 }
 
 /* A snapshot made by SIGHUP; kept until exit because connections of any
@@ -276,7 +331,7 @@ static int test_config(const struct config *cfg)
 	 * context from them, as a start does. */
 	rc = server_build(&srv, cfg, NULL);
 	if (rc < 0) {
-		rc = rc == -EINVAL || srv.root_fd < 0 ? 2 : 1;
+		rc = rc == -EINVAL ? 2 : 1;
 		goto out;
 	}
 	if (cfg->user && !getpwnam(cfg->user)) {
@@ -304,9 +359,11 @@ static int test_config(const struct config *cfg)
 		goto out;
 	}
 	access_log_file_close(&alog);
-	printf("ktlsd: configuration ok (root %s; listeners: %zu HTTPS, %zu plain HTTP; "
+	char what[PATH_MAX + 64];
+	printf("ktlsd: configuration ok (%s; listeners: %zu HTTPS, %zu plain HTTP; "
 	       "certificates: %zu)\n",
-	       cfg->root, cfg->nlisten, cfg->nlisten_plain, cfg->ncerts);
+	       serving_text(&srv, what, sizeof(what)), cfg->nlisten, cfg->nlisten_plain,
+	       srv.sites[0].ncerts);
 out:
 	server_release(&srv);
 	return rc;
@@ -430,7 +487,7 @@ int main(int argc, char **argv)
 	}
 	if (cfg.check || cfg.test_config) {
 		rc = cfg.check ? check_report(&cfg, stdout) : 0;
-		if (rc == 0 && cfg.root)
+		if (rc == 0 && (cfg.site.root || cfg.nsites))
 			rc = test_config(&cfg);
 		config_free(&cfg);
 		return rc;
@@ -457,7 +514,7 @@ int main(int argc, char **argv)
 	if (rc < 0) {
 		/* A configuration that cannot work is a usage error (2); a
 		 * machine that cannot run it is an operational one (1). */
-		int code = rc == -EINVAL || srv.root_fd < 0 ? 2 : 1;
+		int code = rc == -EINVAL ? 2 : 1;
 		server_release(&srv);
 		config_free(&cfg);
 		return code;
@@ -500,10 +557,11 @@ int main(int argc, char **argv)
 		}
 	}
 	{
-		char feats[256];
+		char feats[256], what[PATH_MAX + 64];
 		ring_features_describe(&workers[0].feat, feats, sizeof(feats));
 		log_msg(LOG_INFO, "ktlsd %s serving %s with %u workers; kTLS %s; %s", PACKAGE_VERSION,
-			cfg.root, n, srv.use_ktls ? "on" : "off", feats);
+			serving_text(&srv, what, sizeof(what)), n, srv.use_ktls ? "on" : "off",
+			feats);
 	}
 	if (status.fd >= 0) {
 		rc = status_listen_start(&status, workers, n, srv.use_ktls);
@@ -514,7 +572,11 @@ int main(int argc, char **argv)
 		log_msg(LOG_INFO, "metrics on http://%s/metrics and /status",
 			cfg.status_listen.text);
 	}
-	notify_send(&notify, "READY=1\nSTATUS=serving %s with %u workers", cfg.root, n);
+	{
+		char what[PATH_MAX + 64];
+		notify_send(&notify, "READY=1\nSTATUS=serving %s with %u workers",
+			    serving_text(&srv, what, sizeof(what)), n);
+	}
 
 	uint64_t drain_until = 0; /* SIGTERM with --drain-delay: stop then */
 	for (bool stopping = false; !stopping || !all_finished(workers, n);) {
@@ -575,8 +637,9 @@ int main(int argc, char **argv)
 				snapshots = s;
 				current = &s->srv;
 			}
+			char what[PATH_MAX + 64];
 			notify_send(&notify, "READY=1\nSTATUS=serving %s with %u workers; %s",
-				    current->cfg->root, n,
+				    serving_text(current, what, sizeof(what)), n,
 				    s ? "configuration reloaded" : "reload refused (see the log)");
 			break;
 		}

@@ -1,16 +1,18 @@
 #include "server/resolve.h"
 
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "proto/cond.h"
 #include "proto/static_target.h"
+#include "proto/vhost.h"
 #include "server/file.h"
 #include "server/filecache.h"
 #include "server/worker-t.h"
 
 struct opener_ctx {
-	const struct server *srv;
+	const struct site *site;
 	struct filecache *fc;
 	uint64_t now_ms;
 };
@@ -20,9 +22,9 @@ static int open_file(void *ctx, const char *rel, struct stat *st, const void **m
 	const struct opener_ctx *o = ctx;
 
 	if (o->fc)
-		return filecache_open(o->fc, o->srv->root_fd, rel, o->now_ms, st, mem);
+		return filecache_open(o->fc, o->site->root_fd, rel, o->now_ms, st, mem);
 	*mem = NULL;
-	return file_open_beneath(o->srv->root_fd, rel, st);
+	return file_open_beneath(o->site->root_fd, rel, st);
 }
 
 static void close_file(void *ctx, int fd)
@@ -35,13 +37,57 @@ static void close_file(void *ctx, int fd)
 		close(fd);
 }
 
-void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms,
-		    const char *target, size_t len, struct static_target *out)
+/* The site named by host, or -1. */
+static int site_of_host(const struct server *srv, const char *host, size_t len)
 {
-	struct opener_ctx o = {.srv = srv, .fc = fc, .now_ms = now_ms};
+	const char *name;
+
+	if (!host)
+		return -1;
+	len = vhost_host_name(host, len, &name);
+	return len ? vhost_find(&srv->names, name, len) : -1;
+}
+
+/* NULL: the request is misdirected (421). */
+static const struct site *pick_site(const struct server *srv, bool tls, const char *sni,
+				    const char *host, size_t host_len)
+{
+	int by_conn = 0, by_host;
+
+	if (srv->names.n == 0)
+		return &srv->sites[0];
+	by_host = site_of_host(srv, host, host_len);
+	if (!tls) /* plain HTTP: Host alone picks the site */
+		return &srv->sites[by_host < 0 ? 0 : by_host];
+	if (sni && (by_conn = vhost_find(&srv->names, sni, strlen(sni))) < 0)
+		by_conn = 0;
+	if (by_host < 0 || by_host == by_conn)
+		return &srv->sites[by_conn];
+	return NULL;
+}
+
+void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms, bool tls,
+		    const char *sni, const char *host, size_t host_len, const char *target,
+		    size_t len, struct static_target *out)
+{
+	const struct site *site = pick_site(srv, tls, sni, host, host_len);
+
+	if (!site) {
+		out->status = 421;
+		out->extras = (struct resp_extras){0};
+		return;
+	}
+	struct opener_ctx o = {.site = site, .fc = fc, .now_ms = now_ms};
 	const struct static_opener op = {.open = open_file, .close = close_file, .ctx = &o};
 
-	static_target_resolve(target, len, srv->cfg->dotfiles, srv->mime, &op, out);
+	static_target_resolve(target, len, srv->cfg->dotfiles, site->types, &op, out);
+	out->extras = site->extras;
+	out->root = site;
 	if (out->status == 0)
 		out->file.recent = (int64_t)time(NULL) - out->file.mtime_sec < ETAG_SETTLED_S;
+}
+
+int resolve_root_fd(const void *root)
+{
+	return ((const struct site *)root)->root_fd;
 }

@@ -267,6 +267,11 @@ const char *sock_tls_cipher(const struct sock *s)
 	return s->ssl ? tls_cipher_name(s->ssl) : "-";
 }
 
+const char *sock_tls_servername(const struct sock *s)
+{
+	return s->ssl ? tls_servername(s->ssl) : NULL;
+}
+
 bool sock_alpn_is(const struct sock *s, const char *proto)
 {
 	const char *p;

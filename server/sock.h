@@ -78,6 +78,7 @@ bool sock_ktls_tx(const struct sock *s);   /* the kernel encrypts what we send *
 bool sock_user_tls(const struct sock *s);  /* OpenSSL encrypts (TLS without kTLS) */
 const char *sock_tls_version(const struct sock *s); /* "-" without TLS */
 const char *sock_tls_cipher(const struct sock *s);
+const char *sock_tls_servername(const struct sock *s); /* SNI; NULL: none or no TLS */
 bool sock_alpn_is(const struct sock *s, const char *proto);
 bool sock_rekey_needed(const struct sock *s);
 /* Queues close_notify behind everything already queued. */

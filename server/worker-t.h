@@ -17,6 +17,7 @@
 #include "ktls/ktls.h"
 #include "ktls/tls.h"
 #include "proto/mime.h"
+#include "proto/vhost.h"
 #include "server/access_log.h"
 #include "server/bufpool.h"
 #include "server/config.h"
@@ -25,6 +26,7 @@
 #include "server/pipepool.h"
 #include "server/ring.h"
 #include "server/rxring.h"
+#include "server/site.h"
 #include "server/stats-t.h"
 
 struct conn;
@@ -33,13 +35,17 @@ struct conn_proto;
 /* Read-only after start; every worker points at the same one. */
 struct server {
 	const struct config *cfg;
-	int root_fd;
-	struct mime_table *mime;
+	/* [0] serves requests that name no site (the top level's when it has
+	 * a root, else the first section's); the rest in the config's order. */
+	struct site *sites;
+	size_t nsites;
+	struct vhost_table names;    /* every site's server names */
+	struct tls_site tls_sites[CONFIG_MAX_SITES + 1];
+	struct mime_table *mime;     /* --mime-types, shared by sites without overrides */
 	struct ktls_support ktls;
 	bool ktls_probed;            /* ktls holds a probe's answer */
 	bool use_ktls;               /* --ktls on, or auto with a kernel that has it */
 	struct tls_settings tls;
-	struct tls_cert_pair certs[CONFIG_MAX_CERTS];
 	/* The access log file, the same for every configuration (the main
 	 * thread's: it cannot change without a restart). */
 	const struct access_log_file *access_log;

@@ -154,7 +154,7 @@ START_TEST(test_defaults)
 	char buf[INET6_ADDRSTRLEN];
 
 	RUN_OK(&r, "--root", "/srv");
-	ck_assert_str_eq(r.cfg.root, "/srv");
+	ck_assert_str_eq(r.cfg.site.root, "/srv");
 	ck_assert_uint_eq(r.cfg.nlisten, 1);
 	ck_assert_str_eq(r.cfg.listen[0].text, "0.0.0.0:8443");
 	ck_assert_int_eq(r.cfg.listen[0].addr.ss_family, AF_INET);
@@ -162,7 +162,7 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(addr_of(&r.cfg.listen[0], buf), "0.0.0.0");
 	ck_assert_uint_eq(port_of(&r.cfg.listen[0]), 8443);
 	ck_assert_uint_eq(r.cfg.nlisten_plain, 0);
-	ck_assert_uint_eq(r.cfg.ncerts, 0);
+	ck_assert_uint_eq(r.cfg.site.ncerts, 0);
 	ck_assert_uint_eq(r.cfg.workers, 0);
 	ck_assert_ptr_null(r.cfg.config_file);
 	ck_assert_str_eq(r.cfg.tls_protocols, "TLSv1.2 TLSv1.3");
@@ -204,7 +204,7 @@ START_TEST(test_defaults_alone)
 
 	config_defaults(&cfg);
 	ck_assert_uint_eq(cfg.nlisten, 0); /* the listen default is config_load's */
-	ck_assert_ptr_null(cfg.root);
+	ck_assert_ptr_null(cfg.site.root);
 	ck_assert_uint_eq(cfg.idle_timeout_ms, 60000);
 	config_free(&cfg);
 	config_free(&cfg); /* twice is harmless */
@@ -218,7 +218,7 @@ START_TEST(test_both_flag_forms)
 	RUN_OK(&r, "--root=/a", "--workers", "8", "--ktls=off", "--h2", "off", "--log-level=debug",
 	       "--pid-file", "/run/k.pid", "--tls13-ciphersuites=TLS_AES_128_GCM_SHA256",
 	       "--tls12-ciphers", "ECDHE-RSA-AES128-GCM-SHA256");
-	ck_assert_str_eq(r.cfg.root, "/a");
+	ck_assert_str_eq(r.cfg.site.root, "/a");
 	ck_assert_uint_eq(r.cfg.workers, 8);
 	ck_assert_int_eq(r.cfg.ktls, CONFIG_OFF);
 	ck_assert(!r.cfg.h2);
@@ -230,7 +230,7 @@ START_TEST(test_both_flag_forms)
 
 	/* A value may itself contain '=' and start with '-'. */
 	RUN_OK(&r, "--root", "-odd=dir", "--root=x=y", "--pid-file", "--looks-like-a-flag");
-	ck_assert_str_eq(r.cfg.root, "x=y");
+	ck_assert_str_eq(r.cfg.site.root, "x=y");
 	ck_assert_str_eq(r.cfg.pid_file, "--looks-like-a-flag");
 	done(&r);
 }
@@ -569,11 +569,11 @@ START_TEST(test_certs)
 
 	RUN_OK(&r, "--root", "/", "--cert", "a.crt", "--key", "a.key", "--key=b.key",
 	       "--cert=b.crt");
-	ck_assert_uint_eq(r.cfg.ncerts, 2);
-	ck_assert_str_eq(r.cfg.certs[0].cert_file, "a.crt");
-	ck_assert_str_eq(r.cfg.certs[0].key_file, "a.key");
-	ck_assert_str_eq(r.cfg.certs[1].cert_file, "b.crt");
-	ck_assert_str_eq(r.cfg.certs[1].key_file, "b.key");
+	ck_assert_uint_eq(r.cfg.site.ncerts, 2);
+	ck_assert_str_eq(r.cfg.site.certs[0].cert_file, "a.crt");
+	ck_assert_str_eq(r.cfg.site.certs[0].key_file, "a.key");
+	ck_assert_str_eq(r.cfg.site.certs[1].cert_file, "b.crt");
+	ck_assert_str_eq(r.cfg.site.certs[1].key_file, "b.key");
 	done(&r);
 
 	RUN_ERR("ktlsd: --cert and --key must come in pairs, got 2 --cert and 1 --key", "--root",
@@ -645,6 +645,9 @@ START_TEST(test_help)
 	                                           "shutdown-grace",
 	                                           "dotfiles",
 	                                           "mime-types",
+	                                           "server-name",
+	                                           "header",
+	                                           "mime-type",
 	                                           "access-log",
 	                                           "access-log-format",
 	                                           "error-log",
@@ -742,7 +745,7 @@ START_TEST(test_help_and_version_win)
 	/* "--help" as the value of another flag is not a request for help. */
 	RUN(&r, "--root", "--help");
 	ck_assert_int_eq(r.rc, CONFIG_RUN);
-	ck_assert_str_eq(r.cfg.root, "--help");
+	ck_assert_str_eq(r.cfg.site.root, "--help");
 	done(&r);
 	unconf(path);
 }
@@ -771,7 +774,7 @@ START_TEST(test_file_syntax)
 	                            &err),
 	                 0);
 	ck_assert_str_eq(err, "");
-	ck_assert_str_eq(cfg.root, "/srv/www");
+	ck_assert_str_eq(cfg.site.root, "/srv/www");
 	ck_assert_uint_eq(cfg.workers, 4);
 	ck_assert_uint_eq(cfg.max_uri, 128);
 	ck_assert_int_eq(cfg.log_level, CONFIG_LOG_DEBUG);
@@ -791,8 +794,8 @@ START_TEST(test_file_syntax)
 	                            &err),
 	                 0);
 	ck_assert_uint_eq(cfg.nlisten, 2);
-	ck_assert_uint_eq(cfg.ncerts, 2);
-	ck_assert_str_eq(cfg.certs[1].key_file, "b.key");
+	ck_assert_uint_eq(cfg.site.ncerts, 2);
+	ck_assert_str_eq(cfg.site.certs[1].key_file, "b.key");
 	free(err);
 	config_free(&cfg);
 
@@ -858,7 +861,7 @@ START_TEST(test_override_order)
 
 	/* Flags win wherever --config appears, even after them. */
 	RUN_OK(&r, "--workers", "8", "--config", path, "--max-uri=200");
-	ck_assert_str_eq(r.cfg.root, "/from-file");
+	ck_assert_str_eq(r.cfg.site.root, "/from-file");
 	ck_assert_uint_eq(r.cfg.workers, 8);
 	ck_assert(!r.cfg.h2);
 	ck_assert_uint_eq(r.cfg.max_uri, 200);
@@ -888,7 +891,7 @@ START_TEST(test_lists_replace)
 	ck_assert_uint_eq(r.cfg.nlisten, 2);
 	ck_assert_str_eq(r.cfg.listen[1].text, "2.2.2.2:2");
 	ck_assert_uint_eq(r.cfg.nlisten_plain, 1);
-	ck_assert_uint_eq(r.cfg.ncerts, 1);
+	ck_assert_uint_eq(r.cfg.site.ncerts, 1);
 	done(&r);
 
 	/* A repeatable flag replaces the file's list, and appends to itself. */
@@ -897,7 +900,7 @@ START_TEST(test_lists_replace)
 	ck_assert_str_eq(r.cfg.listen[0].text, "9.9.9.9:9");
 	ck_assert_str_eq(r.cfg.listen[1].text, "8.8.8.8:8");
 	ck_assert_uint_eq(r.cfg.nlisten_plain, 1); /* a separate list, untouched */
-	ck_assert_str_eq(r.cfg.certs[0].cert_file, "f.crt");
+	ck_assert_str_eq(r.cfg.site.certs[0].cert_file, "f.crt");
 	done(&r);
 
 	RUN_OK(&r, "--config", path, "--listen-plain", "4.4.4.4:4");
@@ -908,9 +911,9 @@ START_TEST(test_lists_replace)
 
 	/* --cert and --key are one list of pairs: either flag replaces both. */
 	RUN_OK(&r, "--config", path, "--key", "c.key", "--cert", "c.crt");
-	ck_assert_uint_eq(r.cfg.ncerts, 1);
-	ck_assert_str_eq(r.cfg.certs[0].cert_file, "c.crt");
-	ck_assert_str_eq(r.cfg.certs[0].key_file, "c.key");
+	ck_assert_uint_eq(r.cfg.site.ncerts, 1);
+	ck_assert_str_eq(r.cfg.site.certs[0].cert_file, "c.crt");
+	ck_assert_str_eq(r.cfg.site.certs[0].key_file, "c.key");
 	done(&r);
 	RUN_ERR("ktlsd: --cert and --key must come in pairs, got 1 --cert and 0 --key", "--config",
 	        path, "--cert", "c.crt");
@@ -927,7 +930,7 @@ START_TEST(test_check_flag)
 
 	RUN_OK(&r, "--check");
 	ck_assert(r.cfg.check);
-	ck_assert_ptr_null(r.cfg.root);
+	ck_assert_ptr_null(r.cfg.site.root);
 	done(&r);
 	RUN_OK(&r, "--root", "/srv", "--ktls", "off", "--check");
 	ck_assert(r.cfg.check);
@@ -988,6 +991,101 @@ START_TEST(test_reentrant)
 }
 END_TEST
 
+START_TEST(test_sites)
+{
+	struct run r;
+	char *path = conf("root /top\n"
+			  "cert top.pem\nkey top.key\n"
+			  "header \"Cache-Control: max-age=60\"\n"
+			  "mime-type .ISO application/x-iso9660-image\n"
+			  "[site a]\n"
+			  "server-name DL-A.test.\n"
+			  "server-name *.a.test\n"
+			  "root /a\n"
+			  "cert a.pem\nkey a.key\n"
+			  "[ site  b  ]\n"
+			  "server-name dl-b.test\n"
+			  "root /b\n"
+			  "header Strict-Transport-Security:max-age=1\n");
+
+	/* The flags set the top level, which sections take what they lack from. */
+	RUN_OK(&r, "--config", path, "--header", "X-Top: 1", "--server-name", "top.test");
+	ck_assert_str_eq(r.cfg.site.root, "/top");
+	ck_assert_uint_eq(r.cfg.site.nserver_names, 1);
+	ck_assert_str_eq(r.cfg.site.headers[0], "X-Top: 1");
+	ck_assert_uint_eq(r.cfg.nsites, 2);
+	ck_assert_str_eq(r.cfg.sites[0].name, "a");
+	ck_assert_uint_eq(r.cfg.sites[0].nserver_names, 2);
+	ck_assert_str_eq(r.cfg.sites[0].server_names[0], "dl-a.test");
+	ck_assert_str_eq(r.cfg.sites[0].server_names[1], "*.a.test");
+	ck_assert_str_eq(r.cfg.sites[0].root, "/a");
+	ck_assert_uint_eq(r.cfg.sites[0].ncerts, 1);
+	ck_assert_str_eq(r.cfg.sites[0].certs[0].cert_file, "a.pem");
+	ck_assert_uint_eq(r.cfg.sites[0].nheaders, 1);
+	ck_assert_str_eq(r.cfg.sites[0].headers[0], "X-Top: 1");
+	ck_assert_str_eq(r.cfg.sites[0].mime_overrides[0], "iso application/x-iso9660-image");
+	ck_assert_str_eq(r.cfg.sites[1].name, "b");
+	ck_assert_str_eq(r.cfg.sites[1].certs[0].key_file, "top.key");
+	ck_assert_uint_eq(r.cfg.sites[1].nheaders, 1);
+	ck_assert_str_eq(r.cfg.sites[1].headers[0], "Strict-Transport-Security: max-age=1");
+	done(&r);
+	unconf(path);
+
+	/* Sections alone: no top-level root needed. */
+	path = conf("[site a]\nroot /a\n");
+	RUN_OK(&r, "--config", path);
+	ck_assert_ptr_null(r.cfg.site.root);
+	ck_assert_uint_eq(r.cfg.nsites, 1);
+	done(&r);
+	unconf(path);
+}
+END_TEST
+
+START_TEST(test_site_errors)
+{
+	static const struct {
+		const char *text, *err;
+	} cases[] = {
+	    {"[site a]\nworkers 2\n", ":2: workers: not a site option: it goes above the first "
+				      "[site] section"},
+	    {"[site a]\n", "ktlsd: [site a] has no root"},
+	    {"[site \"a\"]\n", ":1: a [site NAME] needs a NAME of 1 to 64 characters, without quotes"},
+	    {"[host a]\n", ":1: expected a section line \"[site NAME]\""},
+	    {"[site a\n", ":1: expected a section line \"[site NAME]\""},
+	    {"[site a]\nroot /\n[site a]\n", ":3: a second [site a]"},
+	    {"root /\nserver-name x.test\n[site a]\nroot /a\nserver-name X.test\n",
+	     "ktlsd: server-name x.test is given twice ([site a] server-name)"},
+	    {"[site a]\nroot /a\ncert c\n", "ktlsd: [site a] cert and key must come in pairs, got 1 "
+					    "cert and 0 key"},
+	    {"root /\nserver-name a..b\n", "server-name: expected a host name"},
+	    {"root /\nserver-name *\n", "server-name: expected a host name"},
+	    {"root /\nserver-name 'a b'\n", "server-name: expected a host name"},
+	    {"root /\nheader Content-Type: text/plain\n", "header: ktlsd sets Content-Type itself"},
+	    {"root /\nheader 'X-A: a\rb'\n", "header: control character in the value of X-A"},
+	    {"root /\nheader 'X A: b'\n", "header: expected \"Name: value\""},
+	    {"root /\nheader 'X-A:'\n", "header: X-A has an empty value"},
+	    {"root /\nmime-type iso\n", "mime-type: expected \"EXT TYPE\""},
+	    {"root /\nmime-type 'a/b text/plain'\n", "mime-type: expected \"EXT TYPE\""},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct run r;
+		char *path = conf(cases[i].text);
+
+		RUN(&r, "--config", path);
+		ck_assert_msg(strstr(r.err, cases[i].err), "case %zu: got %s", i, r.err);
+		ck_assert_int_eq(r.rc, CONFIG_EXIT_ERR);
+		done(&r);
+		unconf(path);
+	}
+	/* --server-name names the top-level site, which needs a root. */
+	char *path = conf("[site a]\nroot /a\n");
+	RUN_ERR("ktlsd: --server-name needs a --root for its site", "--config", path,
+		"--server-name", "a.test");
+	unconf(path);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -1013,6 +1111,8 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_override_order);
 	tcase_add_test(tc, test_lists_replace);
 	tcase_add_test(tc, test_reentrant);
+	tcase_add_test(tc, test_sites);
+	tcase_add_test(tc, test_site_errors);
 	tcase_add_test(tc, test_check_flag);
 	tcase_add_test(tc, test_test_config_flag);
 	suite_add_tcase(s, tc);
