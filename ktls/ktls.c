@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <openssl/crypto.h>
+
+#include "ktls/tls_seal.h"
 #include <openssl/ssl.h>
 
 #ifndef SOL_TLS
@@ -47,7 +49,7 @@ int ktls_prepare_tx(struct tls_wire *w, const void *openssl_crypto_info)
 	struct tls_crypto_info head;
 	unsigned len;
 
-	if (!w->ktls_allowed || w->ktls_tx)
+	if ((!w->ktls_allowed && !w->seal_allowed) || w->ktls_tx)
 		return -EAGAIN;
 	memcpy(&head, openssl_crypto_info, sizeof(head));
 	len = crypto_info_len(head.cipher_type);
@@ -57,7 +59,10 @@ int ktls_prepare_tx(struct tls_wire *w, const void *openssl_crypto_info)
 	}
 	/* The ULP now (no bytes move): if the kernel refuses it, OpenSSL
 	 * simply goes on in user space. */
-	if (setsockopt(w->fd, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) < 0 && errno != EEXIST) {
+	if (!w->ktls_allowed) {
+		w->sealing = true;
+	} else if (setsockopt(w->fd, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) < 0 &&
+		   errno != EEXIST) {
 		w->ktls_error = errno;
 		return -errno;
 	}
@@ -73,13 +78,26 @@ int ktls_switch_tx(struct tls_wire *w)
 {
 	int rc = 0;
 
-	if (setsockopt(w->fd, SOL_TLS, TLS_TX, w->keys.info.bytes, w->keys.len) < 0) {
+	if (w->sealing) {
+		rc = tls_sealer_new(&w->sealer, w->keys.info.bytes, w->keys.len);
+		if (rc < 0)
+			w->ktls_error = -rc;
+	} else if (setsockopt(w->fd, SOL_TLS, TLS_TX, w->keys.info.bytes, w->keys.len) < 0) {
 		w->ktls_error = errno;
 		rc = -errno;
 	}
 	OPENSSL_cleanse(&w->keys, sizeof(w->keys));
 	w->switch_pending = false;
 	return rc;
+}
+
+bool ktls_openssl_built(void)
+{
+#ifdef SSL_OP_ENABLE_KTLS
+	return true;
+#else
+	return false;
+#endif
 }
 
 void ktls_set_ctrl_record_type(struct tls_wire *w, int type)
@@ -154,9 +172,7 @@ void ktls_probe(struct ktls_support *s)
 	int c, sv;
 
 	memset(s, 0, sizeof(*s));
-#ifdef SSL_OP_ENABLE_KTLS
-	s->openssl = true;
-#endif
+	s->openssl = ktls_openssl_built();
 	if (loopback_pair(&c, &sv) < 0) {
 		s->ulp_errno = errno;
 		return;

@@ -23,14 +23,20 @@
 /* Called from the BIO when OpenSSL switches TX to the kernel: attaches the
  * "tls" ULP (no bytes move) and keeps the keys; the switch itself waits
  * until what OpenSSL sealed before it has left (w->switch_at). 0, or
- * -errno: OpenSSL then stays in user space. */
+ * -errno: OpenSSL then stays in user space. Where the kernel may not
+ * (w->ktls_allowed false) but ktlsd may seal (w->seal_allowed), the keys
+ * are kept for the sealer (tls_seal.h) instead, and no ULP attached. */
 int ktls_prepare_tx(struct tls_wire *w, const void *openssl_crypto_info);
 
-/* Programs the kernel's TX keys (the transport calls it once tx[0,
- * switch_at) is on the socket) and wipes them from memory. 0 or -errno. */
+/* Programs the kernel's TX keys, or makes w->sealer (the transport calls it
+ * once tx[0, switch_at) is on the socket), and wipes them from memory.
+ * 0 or -errno. */
 int ktls_switch_tx(struct tls_wire *w);
 
 void ktls_set_ctrl_record_type(struct tls_wire *w, int type);
+
+/* This OpenSSL hands TX keys over (built with kTLS): the sealer needs it. */
+bool ktls_openssl_built(void);
 
 struct ktls_support {
 	bool ulp;            /* the kernel has the "tls" TCP ULP (loaded or loadable) */

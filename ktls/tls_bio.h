@@ -43,8 +43,11 @@ struct tls_wire {
 	size_t tx_len, tx_cap;
 	bool tx_busy;        /* a ring send of tx is in flight: it must not move or grow */
 	int fd;              /* the TCP socket, for the kernel TLS switch only */
-	bool ktls_tx;        /* the kernel now encrypts what we send */
+	bool ktls_tx;        /* OpenSSL handed TX over: the kernel, or the sealer, encrypts */
 	bool ktls_allowed;   /* policy: may OpenSSL switch this socket to kernel TLS? */
+	bool seal_allowed;   /* policy: where it may not, may ktlsd seal records itself? */
+	bool sealing;        /* TX was handed over to ktlsd's sealer, not the kernel */
+	struct tls_sealer *sealer; /* from the switch on, when sealing */
 	int ktls_error;      /* errno of a failed switch, for --check and the log */
 	bool eof;            /* the peer closed its side: reads report EOF, not retry */
 	int ctrl_record_type; /* under kTLS: the next write is this non-data record type */

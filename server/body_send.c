@@ -119,9 +119,10 @@ static bool pump_copy(struct conn *c)
 		size_t staged = sock_out_len(s);
 		if (staged > 0 || sock_tx_pending(s)) {
 			sock_send(s, 0);
-			/* User-space TLS sealed the stage: read the next chunk
+			/* User-space TLS sealed what was staged (OpenSSL into
+			 * tx, or ktlsd's sealer from tx): read the next chunk
 			 * while this one is sent. */
-			progressed = user_tls && staged > 0 && sock_out_len(s) == 0;
+			progressed = staged > 0 && sock_out_len(s) == 0;
 		}
 		if (!progressed)
 			break;

@@ -74,6 +74,9 @@ int check_report(const struct config *cfg, FILE *out)
 		fprintf(out, "  HTTPS: ktls=tx body=%s where the negotiated cipher can be offloaded "
 			     "(see above), else ktls=off body=copy\n",
 			ktls_body);
+	else if (cfg->tls_records == CONFIG_RECORDS_KTLSD && k.openssl)
+		fprintf(out, "  HTTPS: ktls=off body=copy (ktlsd seals records in user space: "
+			     "--tls-records ktlsd)\n");
 	else
 		fprintf(out, "  HTTPS: ktls=off body=copy (OpenSSL encrypts in user space)\n");
 	fprintf(out, "  plain HTTP: body=%s\n",

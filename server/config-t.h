@@ -33,6 +33,9 @@ struct config_cert {
 
 enum config_tristate { CONFIG_AUTO, CONFIG_ON, CONFIG_OFF };
 
+/* --tls-records: who seals TLS records in user space. */
+enum config_tls_records { CONFIG_RECORDS_KTLSD, CONFIG_RECORDS_OPENSSL };
+
 /* --log-level, in order of verbosity: a message is logged when its level is
  * at most cfg->log_level. */
 enum config_log_level { CONFIG_LOG_ERROR, CONFIG_LOG_WARN, CONFIG_LOG_INFO, CONFIG_LOG_DEBUG };
@@ -83,6 +86,7 @@ struct config {
 	unsigned tls_ticket_rotate_s;    /* --tls-ticket-rotate SECONDS */
 	enum config_tristate ktls;       /* --ktls auto|on|off */
 	enum config_tristate sendfile;   /* --sendfile auto|on|off */
+	int tls_records;                 /* --tls-records ktlsd|openssl: enum config_tls_records */
 	bool h2;                         /* --h2 on|off */
 	bool h2_sendfile;                /* --h2-sendfile on|off (expert, off) */
 	unsigned h2_max_streams;         /* --h2-max-streams N */

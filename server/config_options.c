@@ -92,6 +92,11 @@ const struct opt config_options[] = {
         "HTTP/1.1 by file -> pipe -> socket splices, HTTP/2 from the file's mapped pages. auto: "
         "HTTP/1.1 splices only where measured faster than copying (kTLS bodies of 64 KiB and "
         "more); on: wherever possible; off: never."),
+    OPT("tls-records", "ktlsd|openssl", T_ENUM, G_TLS, OFF(tls_records), "ktlsd",
+        "Who encrypts what is sent where the kernel does not (no kernel TLS, or --ktls "
+        "off): ktlsd seals records straight from its send buffer with the keys OpenSSL "
+        "hands over as it would to the kernel, one copy of every byte less than openssl, "
+        "which takes them through SSL_write. The handshake is OpenSSL's either way."),
     OPT("h2", "on|off", T_BOOL, G_TLS, OFF(h2), "on", "Offer HTTP/2 through ALPN."),
     OPT("h2-sendfile", "on|off", T_BOOL, G_TLS, OFF(h2_sendfile), "off",
         "Expert: send each HTTP/2 DATA frame as a header write plus a zero-copy splice, as "

@@ -22,7 +22,9 @@
 /* After a timeout's GOAWAY, how long the client has to go. */
 #define H2_LINGER_MS 2000
 
-static bool kernel_encrypts(const struct conn *c)
+/* The transport takes plaintext: the kernel (or ktlsd's sealer) encrypts,
+ * not OpenSSL's SSL_write. */
+static bool plaintext_out(const struct conn *c)
 {
 	return !sock_user_tls(c->sock);
 }
@@ -38,7 +40,7 @@ static bool batch_open(void *ctx)
 	struct sock *s = c->sock;
 	size_t cap = c->w->srv->cfg->h2_buffer;
 
-	if (kernel_encrypts(c)) {
+	if (plaintext_out(c)) {
 		/* The batch is the send buffer: the kernel encrypts what we
 		 * send. A batch in it that has not left yet is not added to. */
 		size_t room;
@@ -64,7 +66,7 @@ static void batch_close(void *ctx)
 {
 	struct conn *c = ctx;
 
-	if (kernel_encrypts(c))
+	if (plaintext_out(c))
 		sock_out_commit(c->sock, c->h2->out_len);
 }
 
@@ -121,7 +123,7 @@ static int send_batch(void *ctx, size_t len, bool last)
 
 	if (sock_busy(s))
 		return 0;
-	if (kernel_encrypts(c)) {
+	if (plaintext_out(c)) {
 		if (last) /* a file came short: up to the cut, then close */
 			sock_out_uncommit(s, hs->out_len - len);
 	} else if (sock_tx_pending(s)) {
@@ -419,7 +421,7 @@ static void h2_start(struct conn *c)
 		return;
 	}
 	c->h2 = hs;
-	hs->sendfile = cfg->h2_sendfile && kernel_encrypts(c) && sock_can_splice(c->sock);
+	hs->sendfile = cfg->h2_sendfile && plaintext_out(c) && sock_can_splice(c->sock);
 	h2_drive(c);
 }
 
@@ -538,7 +540,7 @@ static void h2_tick(struct conn *c)
 	if (owes(c))
 		return;
 	if (hs->out_cap) {
-		if (!kernel_encrypts(c))
+		if (!plaintext_out(c))
 			bufpool_put(&c->w->bufs, hs->out, hs->out_cap);
 		hs->out = NULL;
 		hs->out_cap = 0;
@@ -609,7 +611,7 @@ static void h2_release(struct conn *c)
 	struct h2_session *hs = c->h2;
 	if (!hs)
 		return;
-	if (!kernel_encrypts(c))
+	if (!plaintext_out(c))
 		bufpool_put(&c->w->bufs, hs->out, hs->out_cap);
 	take_counters(c);
 	h2_session_free(hs);

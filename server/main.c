@@ -50,7 +50,8 @@ static void fill_tls_settings(struct server *srv)
 	t->session_tickets = cfg->tls_session_tickets;
 	t->session_cache = cfg->tls_session_cache;
 	t->ticket_rotate_s = cfg->tls_ticket_rotate_s;
-	t->ktls = srv->use_ktls;
+	/* The sealer takes its keys the way the kernel would. */
+	t->ktls = srv->use_ktls || srv->seal_records;
 	t->h2 = cfg->h2;
 }
 
@@ -144,15 +145,15 @@ static int sites_build(struct server *srv, const struct server *cur)
 	return 0;
 }
 
-/* "root /srv/www", or "root /srv/a and 2 more sites": for the log lines
- * that say what is served. */
+/* "/srv/www", or "/srv/a and 2 more sites": for the lines that say what is
+ * served. */
 static const char *serving_text(const struct server *srv, char *buf, size_t len)
 {
 	if (srv->nsites > 1)
-		snprintf(buf, len, "root %s and %zu more sites", srv->sites[0].cfg->root,
+		snprintf(buf, len, "%s and %zu more sites", srv->sites[0].cfg->root,
 			 srv->nsites - 1);
 	else
-		snprintf(buf, len, "root %s", srv->nsites ? srv->sites[0].cfg->root : "none");
+		snprintf(buf, len, "%s", srv->nsites ? srv->sites[0].cfg->root : "nothing");
 	return buf;
 }
 
@@ -174,6 +175,8 @@ static int server_build(struct server *srv, const struct config *cfg, const stru
 		return -EINVAL;
 	if (choose_ktls(srv, cur) < 0)
 		return -ENOTSUP;
+	srv->seal_records = !srv->use_ktls && cfg->tls_records == CONFIG_RECORDS_KTLSD &&
+			    ktls_openssl_built();
 	fill_tls_settings(srv);
 	for (size_t i = 0; i < cfg->nticket_key_files; i++) {
 		char err[512];
@@ -360,7 +363,7 @@ static int test_config(const struct config *cfg)
 	}
 	access_log_file_close(&alog);
 	char what[PATH_MAX + 64];
-	printf("ktlsd: configuration ok (%s; listeners: %zu HTTPS, %zu plain HTTP; "
+	printf("ktlsd: configuration ok (root %s; listeners: %zu HTTPS, %zu plain HTTP; "
 	       "certificates: %zu)\n",
 	       serving_text(&srv, what, sizeof(what)), cfg->nlisten, cfg->nlisten_plain,
 	       srv.sites[0].ncerts);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ktls/ktls.h"
+#include "ktls/tls_seal.h"
 #include "ktls/tls.h"
 #include "server/bufpool.h"
 #include "server/log.h"
@@ -85,7 +86,17 @@ struct sock {
 	uint64_t bytes_sent;
 	uint64_t sent_ms;
 	struct tx_holes *holes;
+
+	/* Records ktlsd sealed (wire.sealer) from tx, ct[ct_sent, ct_len) still
+	 * to send; the plaintext they came from is already past tx_sent, so tx
+	 * takes the next chunk while they are sent. */
+	unsigned char *ct;
+	size_t ct_len, ct_sent, ct_cap;
+	bool ct_posted;               /* the send in flight is of ct */
 };
+
+/* Plaintext sealed at once: 16 records, one send. */
+#define SEAL_MAX (256 * 1024)
 
 static void post_next_send(struct sock *s);
 static void rx_give_back_if_empty(struct sock *s);
@@ -127,6 +138,7 @@ struct sock *sock_new(struct worker *w, int fd, bool tls, const struct sock_hand
 	s->rx_bid = -1;
 	s->wire.fd = fd;
 	s->wire.ktls_allowed = w->srv->use_ktls;
+	s->wire.seal_allowed = w->srv->seal_records;
 	s->wire.tx_alloc = pool_alloc;
 	s->wire.tx_free = pool_free;
 	s->wire.alloc_ctx = &w->bufs;
@@ -176,6 +188,8 @@ static void sock_free(struct sock *s)
 	rx_give_back_if_empty(s);
 	bufpool_put(bp, s->plain, s->plain_cap);
 	bufpool_put(bp, s->stage, s->stage_cap);
+	bufpool_put(bp, s->ct, s->ct_cap);
+	tls_sealer_free(s->wire.sealer);
 	free(s);
 }
 
@@ -249,7 +263,7 @@ bool sock_is_tls(const struct sock *s)
 
 bool sock_ktls_tx(const struct sock *s)
 {
-	return s->wire.ktls_tx;
+	return s->wire.ktls_tx && !s->wire.sealing;
 }
 
 bool sock_user_tls(const struct sock *s)
@@ -321,7 +335,7 @@ enum sock_handshake sock_handshake(struct sock *s)
 	}
 	if (st == TLS_DONE) {
 		struct worker_stats *stats = &s->w->stats;
-		if (s->wire.ktls_tx)
+		if (sock_ktls_tx(s))
 			stats->ktls_tx++;
 		else
 			stats->ktls_off++;
@@ -673,7 +687,8 @@ bool sock_busy(const struct sock *s)
 
 bool sock_tx_pending(const struct sock *s)
 {
-	return s->wire.tx_len > s->tx_sent || s->wire.ctrl || s->wire.switch_pending;
+	return s->wire.tx_len > s->tx_sent || s->wire.ctrl || s->wire.switch_pending ||
+	       s->ct_len > s->ct_sent;
 }
 
 bool sock_drained(const struct sock *s)
@@ -700,8 +715,9 @@ char *sock_out_reserve(struct sock *s, size_t len, size_t *room)
 		*room = s->stage_cap - s->stage_len;
 		return s->stage + s->stage_len;
 	}
-	/* The send buffer itself: not while a send reads it. */
-	if (s->send_posted || tls_wire_reserve(&s->wire, len) < 0)
+	/* The send buffer itself: not while a send reads it (a send of
+	 * sealed records reads ct, not tx). */
+	if ((s->send_posted && !s->ct_posted) || tls_wire_reserve(&s->wire, len) < 0)
 		return NULL;
 	*room = s->wire.tx_cap - s->wire.tx_len;
 	return s->wire.tx + s->wire.tx_len;
@@ -830,13 +846,78 @@ bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len)
 
 unsigned sock_out_map_room(struct sock *s)
 {
-	if (sock_user_tls(s) || (!s->holes && !(s->holes = calloc(1, sizeof(*s->holes)))))
+	/* Only the kernel reads mapped pages: it fails a send with EFAULT
+	 * where a read of ours from a file that shrank would be SIGBUS. */
+	if ((s->ssl && !sock_ktls_tx(s)) ||
+	    (!s->holes && !(s->holes = calloc(1, sizeof(*s->holes)))))
 		return 0;
 	return SOCK_HOLES_MAX - s->holes->n;
 }
 
+/* All of tx is out (or sealed): start over at its beginning (control
+ * records queued behind it now stand at 0). */
+static void tx_restart(struct sock *s)
+{
+	struct tls_wire *wi = &s->wire;
+
+	for (struct tls_ctrl_record *r = wi->ctrl; r; r = r->next)
+		r->at = 0;
+	wi->tx_len = s->tx_sent = 0;
+	if (s->holes)
+		s->holes->n = 0;
+}
+
+/* Room in ct for the records of len bytes of plaintext. */
+static bool ct_reserve(struct sock *s, size_t len)
+{
+	size_t want = tls_seal_room(len);
+
+	if (s->ct_cap >= want)
+		return true;
+	bufpool_put(&s->w->bufs, s->ct, s->ct_cap);
+	s->ct = bufpool_get(&s->w->bufs, want, &s->ct_cap);
+	if (!s->ct)
+		s->ct_cap = 0;
+	return s->ct != NULL;
+}
+
+/* Seals plaintext of record type into ct, which is empty. */
+static bool seal(struct sock *s, unsigned char type, const char *data, size_t len)
+{
+	struct iovec iov = {(void *)data, len};
+	long n;
+
+	if (!ct_reserve(s, len)) {
+		fail(s, "out of memory");
+		return false;
+	}
+	n = tls_seal(s->wire.sealer, type, &iov, 1, len, s->ct);
+	if (n < 0) {
+		fail(s, "TLS seal failed");
+		return false;
+	}
+	s->ct_len = (size_t)n;
+	s->ct_sent = 0;
+	return true;
+}
+
+static void post_ct_send(struct sock *s)
+{
+	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
+	int more = s->wire.tx_len > s->tx_sent || s->wire.ctrl ? MSG_MORE : s->send_flags;
+
+	io_uring_prep_send(sqe, s->fd, s->ct + s->ct_sent, s->ct_len - s->ct_sent,
+			   MSG_NOSIGNAL | more);
+	ring_op_attach(sqe, &s->send_op);
+	s->send_posted = true;
+	s->ct_posted = true;
+	s->inflight++;
+	s->w->stats.send_ops++;
+}
+
 /* Posts the next piece of the queue, in order: tx up to the kTLS switch,
- * the switch, tx up to the next control record, the record, the rest. */
+ * the switch, tx up to the next control record, the record, the rest.
+ * After a switch to ktlsd's sealer, each piece is sealed into ct first. */
 static void post_next_send(struct sock *s)
 {
 	struct tls_wire *wi = &s->wire;
@@ -845,11 +926,16 @@ static void post_next_send(struct sock *s)
 		return;
 	for (;;) {
 		size_t end = wi->tx_len;
+		if (s->ct_sent < s->ct_len) {
+			post_ct_send(s);
+			return;
+		}
 		if (wi->switch_pending) {
 			if (s->tx_sent == wi->switch_at) {
 				if (ktls_switch_tx(wi) < 0) {
 					/* OpenSSL was told kTLS is on: no way back. */
-					log_msg(LOG_WARN, "kernel TLS: TX keys refused: %s",
+					log_msg(LOG_WARN, "%s: TX keys refused: %s",
+						wi->sealing ? "TLS sealer" : "kernel TLS",
 						strerror(wi->ktls_error));
 					fail(s, "kTLS switch failed");
 					return;
@@ -859,10 +945,30 @@ static void post_next_send(struct sock *s)
 			end = wi->switch_at;
 		} else if (wi->ctrl) {
 			if (s->tx_sent == wi->ctrl->at) {
-				post_ctrl(s);
-				return;
+				if (!wi->sealer) {
+					post_ctrl(s);
+					return;
+				}
+				struct tls_ctrl_record *r = wi->ctrl;
+				wi->ctrl = r->next;
+				if (!wi->ctrl)
+					wi->ctrl_tail = NULL;
+				bool ok = seal(s, r->type, r->data, r->len);
+				free(r);
+				if (!ok)
+					return;
+				continue;
 			}
 			end = wi->ctrl->at;
+		}
+		if (s->tx_sent < end && wi->sealer && !wi->switch_pending) {
+			size_t len = end - s->tx_sent < SEAL_MAX ? end - s->tx_sent : SEAL_MAX;
+			if (!seal(s, 23, wi->tx + s->tx_sent, len))
+				return;
+			s->tx_sent += len;
+			if (s->tx_sent == wi->tx_len)
+				tx_restart(s);
+			continue;
 		}
 		if (s->tx_sent < end) {
 			struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
@@ -880,13 +986,7 @@ static void post_next_send(struct sock *s)
 			return;
 		}
 		if (s->tx_sent == wi->tx_len && wi->tx_len > 0) {
-			/* All of tx is out: start over at its beginning (control
-			 * records queued behind it now stand at 0). */
-			for (struct tls_ctrl_record *r = wi->ctrl; r; r = r->next)
-				r->at = 0;
-			wi->tx_len = s->tx_sent = 0;
-			if (s->holes)
-				s->holes->n = 0;
+			tx_restart(s);
 			continue;
 		}
 		return;
@@ -895,7 +995,7 @@ static void post_next_send(struct sock *s)
 
 static void account_sent(struct sock *s, enum stat_via via, int res)
 {
-	enum stat_tls tls = stats_tls_path(s->ssl != NULL, s->wire.ktls_tx);
+	enum stat_tls tls = stats_tls_path(s->ssl != NULL, sock_ktls_tx(s));
 
 	s->bytes_sent += (uint64_t)res;
 	s->w->stats.bytes_out[via][tls] += (uint64_t)res;
@@ -924,10 +1024,20 @@ static void send_done(struct ring_op *op, int res, uint32_t flags)
 		fail(s, res == -EPIPE || res == -ECONNRESET ? "client went away" : "send failed");
 		goto out;
 	}
-	s->tx_sent += (size_t)res;
+	if (s->ct_posted) {
+		s->ct_posted = false;
+		s->ct_sent += (size_t)res;
+		if (s->ct_sent == s->ct_len)
+			s->ct_len = s->ct_sent = 0;
+	} else {
+		s->tx_sent += (size_t)res;
+	}
 	account_sent(s, STAT_VIA_SEND, res);
 	post_next_send(s);
-	if (!s->send_posted && !s->ctrl_posted && !s->closing)
+	/* With the next sealed records on their way and tx empty, the
+	 * protocol may fill tx again (the next file read) meanwhile. */
+	if (!s->closing && ((!s->send_posted && !s->ctrl_posted) ||
+			    (s->ct_posted && s->wire.tx_len == 0)))
 		s->h->drive(s->ctx);
 out:
 	sock_release(s);
@@ -977,6 +1087,11 @@ void sock_release_idle_buffers(struct sock *s)
 		free(s->holes);
 		s->holes = NULL;
 	}
+	if (s->ct_len == 0 && !s->ct_posted && s->ct) {
+		bufpool_put(bp, s->ct, s->ct_cap);
+		s->ct = NULL;
+		s->ct_cap = 0;
+	}
 	if (s->plain_start == s->plain_end && s->plain) {
 		bufpool_put(bp, s->plain, s->plain_cap);
 		s->plain = NULL;
@@ -998,7 +1113,7 @@ uint64_t sock_sent_ms(const struct sock *s)
 
 bool sock_can_splice(const struct sock *s)
 {
-	return (!s->ssl || s->wire.ktls_tx) && s->w->feat.splice;
+	return (!s->ssl || sock_ktls_tx(s)) && s->w->feat.splice;
 }
 
 size_t sock_splice_max(const struct sock *s)

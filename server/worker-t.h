@@ -45,6 +45,7 @@ struct server {
 	struct ktls_support ktls;
 	bool ktls_probed;            /* ktls holds a probe's answer */
 	bool use_ktls;               /* --ktls on, or auto with a kernel that has it */
+	bool seal_records;           /* without kernel TLS, ktlsd seals records (--tls-records) */
 	struct tls_settings tls;
 	/* The access log file, the same for every configuration (the main
 	 * thread's: it cannot change without a restart). */
