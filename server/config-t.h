@@ -79,6 +79,7 @@ struct config {
 	unsigned shutdown_grace_ms;      /* --shutdown-grace SECONDS */
 	unsigned drain_delay_ms;         /* --drain-delay SECONDS */
 	bool dotfiles;                   /* --dotfiles on|off (off: 404) */
+	bool precompressed;              /* --precompressed on|off: serve .br/.zst/.gz sidecars */
 	char *mime_types;                /* --mime-types FILE (default /etc/mime.types) */
 
 	/* Logging */

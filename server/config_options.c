@@ -128,6 +128,12 @@ const struct opt config_options[] = {
         .min = 32768, .max = 4194304),
     OPT("dotfiles", "on|off", T_BOOL, G_HTTP, OFF(dotfiles), "off",
         "Serve names starting with '.'; off answers 404."),
+    OPT("precompressed", "on|off", T_BOOL, G_HTTP, OFF(precompressed), "off",
+        "Serve FILE.br, FILE.zst or FILE.gz in place of FILE to a client whose "
+        "Accept-Encoding takes that coding (highest q; ties: br, zstd, gzip), with "
+        "Content-Encoding and FILE's Content-Type; every file response then carries "
+        "Vary: Accept-Encoding. Nothing is compressed on the fly. Off by default: a .gz "
+        "beside a file is not always its compressed copy."),
     OPT("mime-types", "FILE", T_STRING, G_HTTP, OFF(mime_types), "/etc/mime.types",
         "Content-Type by file extension, in mime.types format (\"type ext ext...\"); a "
         "built-in list fills in what the file lacks, or all of it if the file cannot be read."),

@@ -179,7 +179,7 @@ static void on_request(struct conn *c)
 		return;
 	}
 	resolve_target(c->w->srv, &c->w->files, c->w->now_ms, req->target.ptr, req->target.len,
-		       res);
+	               req->accept_encoding.ptr, req->accept_encoding.len, res);
 	if (res->status) {
 		respond_page(c, res->status, res->status == 301 ? res->location : NULL);
 	} else {
@@ -246,6 +246,7 @@ static void on_response_done(struct conn *c, enum access_end end)
 	    .tls_cipher = sock_tls_cipher(c->sock),
 	    .ktls_tx = sock_ktls_tx(c->sock),
 	    .body_path = path_names[r->path],
+	    .encoding = r->file.content_encoding,
 	    .end = end,
 	};
 	access_log_write(&c->w->alog, &rec);
@@ -356,6 +357,7 @@ static void start_response(struct conn *c)
 	x->resp->head_len = 0;
 	x->resp->body_len = 0;
 	x->resp->truncated = false;
+	x->resp->file.content_encoding = NULL; /* until respond_file says what it serves */
 	conn_set_deadline(c, c->w->srv->cfg->send_timeout_ms);
 }
 

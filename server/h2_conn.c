@@ -288,10 +288,12 @@ static const char *env_date(void *ctx)
 	return worker_date(c->w);
 }
 
-static void env_resolve(void *ctx, const char *target, size_t len, struct static_target *out)
+static void env_resolve(void *ctx, const char *target, size_t len, const char *accept_encoding,
+                        size_t ae_len, struct static_target *out)
 {
 	struct conn *c = ctx;
-	resolve_target(c->w->srv, &c->w->files, c->w->now_ms, target, len, out);
+	resolve_target(c->w->srv, &c->w->files, c->w->now_ms, target, len, accept_encoding, ae_len,
+	               out);
 }
 
 /* Opens rel again, and only if it is still the file the response head
@@ -360,6 +362,7 @@ static void env_stream_done(void *ctx, const struct h2_stream_record *r)
 			 : c->h2->sendfile ? "splice"
 			 : r->mapped	   ? "mmap"
 					   : "framed",
+	    .encoding = r->encoding,
 	    .end = end,
 	};
 	access_log_write(&c->w->alog, &rec);

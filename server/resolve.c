@@ -1,5 +1,6 @@
 #include "server/resolve.h"
 
+#include <stdbool.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,12 +37,19 @@ static void close_file(void *ctx, int fd)
 }
 
 void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms,
-		    const char *target, size_t len, struct static_target *out)
+                    const char *target, size_t len, const char *accept_encoding, size_t ae_len,
+                    struct static_target *out)
 {
 	struct opener_ctx o = {.srv = srv, .fc = fc, .now_ms = now_ms};
 	const struct static_opener op = {.open = open_file, .close = close_file, .ctx = &o};
+	/* The one read of --precompressed on the request path. */
+	bool precompressed = srv->cfg->precompressed;
+	struct accept_enc ae;
 
-	static_target_resolve(target, len, srv->cfg->dotfiles, srv->mime, &op, out);
+	if (precompressed)
+		accept_enc_parse(accept_encoding, ae_len, &ae);
+	static_target_resolve(target, len, srv->cfg->dotfiles, srv->mime, &op,
+	                      precompressed ? &ae : NULL, out);
 	if (out->status == 0)
 		out->file.recent = (int64_t)time(NULL) - out->file.mtime_sec < ETAG_SETTLED_S;
 }

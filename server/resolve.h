@@ -12,8 +12,11 @@ struct server;
 struct filecache;
 
 /* Fills out; with status 0, out->fd is open and out->file describes it.
- * Files come through the worker's open-file cache fc (NULL: none). */
+ * Files come through the worker's open-file cache fc (NULL: none).
+ * accept_encoding: the request's field value (NULL when absent), for
+ * --precompressed. */
 void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms,
-		    const char *target, size_t len, struct static_target *out);
+                    const char *target, size_t len, const char *accept_encoding, size_t ae_len,
+                    struct static_target *out);
 
 #endif
