@@ -183,6 +183,17 @@ void fz_check_static_response(const struct static_request *req, const struct sta
 	FZ_ASSERT(strlen(resp->last_modified) == HTTPDATE_LEN, "Last-Modified '%s'",
 	          resp->last_modified);
 	FZ_ASSERT(resp->nranges <= STATIC_MAX_RANGES, "%zu ranges", resp->nranges);
+	FZ_ASSERT(resp->vary == file->vary, "vary %d for a file with %d", resp->vary, file->vary);
+	FZ_ASSERT(
+	    resp->content_encoding ==
+	        ((resp->status == 200 || resp->status == 206) ? file->content_encoding : NULL),
+	    "Content-Encoding %s on a %d", resp->content_encoding, resp->status);
+	if (file->content_encoding) {
+		size_t el = strlen(resp->etag), cl = strlen(file->content_encoding);
+		FZ_ASSERT(el > cl + 2 && resp->etag[el - cl - 2] == '-' &&
+		              memcmp(resp->etag + el - cl - 1, file->content_encoding, cl) == 0,
+		          "ETag %s of a %s sidecar", resp->etag, file->content_encoding);
+	}
 	for (size_t i = 0; i < resp->nranges; i++) {
 		const struct byte_range *r = &resp->ranges[i];
 

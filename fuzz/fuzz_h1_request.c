@@ -16,7 +16,9 @@
  * Checked for every complete request: the values live in the parser's arena
  * and carry no CR, LF or NUL; the limits hold; path_from_target's result has
  * no "..", "." or empty segment and no leading '/'; and the static-file
- * decision over the fake file obeys fz_check_static_response. */
+ * decision over the fake file obeys fz_check_static_response, the file
+ * served in the first coding Accept-Encoding's order gives (as if it had
+ * every sidecar), whose q-values order it. */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -25,6 +27,7 @@
 #include <string.h>
 
 #include "fuzz/fuzz_check.h"
+#include "proto/accept_enc.h"
 #include "proto/h1_parser.h"
 #include "proto/mime.h"
 #include "proto/path.h"
@@ -103,6 +106,7 @@ static void check_request(const struct h1_parser *p)
 	check_str(p, &r->if_modified_since, "If-Modified-Since");
 	check_str(p, &r->if_unmodified_since, "If-Unmodified-Since");
 	check_str(p, &r->if_range, "If-Range");
+	check_str(p, &r->accept_encoding, "Accept-Encoding");
 	check_str(p, &r->user_agent, "User-Agent");
 	check_str(p, &r->referer, "Referer");
 	check_str(p, &p->te, "Transfer-Encoding");
@@ -182,6 +186,25 @@ static void decide(const struct h1_request *r, uint8_t flags, uint64_t *rng)
 		file.content_type = mid_type;
 		break;
 	}
+	/* --precompressed: the client's Accept-Encoding picks the coding the
+	 * fake file is served in, as static_target does with its sidecars. */
+	struct accept_enc ae;
+	enum coding order[CODING_N];
+	accept_enc_parse(r->accept_encoding.ptr, r->accept_encoding.len, &ae);
+	size_t n = accept_enc_order(&ae, order);
+	FZ_ASSERT(n <= CODING_N, "%zu codings", n);
+	for (size_t i = 0; i < n; i++) {
+		FZ_ASSERT(ae.q[order[i]] > 0 && ae.q[order[i]] <= 1000, "q %u", ae.q[order[i]]);
+		FZ_ASSERT(!ae.identity_named || ae.q[order[i]] >= ae.identity_q,
+		          "a coding below identity");
+		FZ_ASSERT(i == 0 || ae.q[order[i - 1]] > ae.q[order[i]] ||
+		              (ae.q[order[i - 1]] == ae.q[order[i]] && order[i - 1] < order[i]),
+		          "order %d before %d", order[i - 1], order[i]);
+	}
+	if (!r->accept_encoding.ptr)
+		FZ_ASSERT(n == 0, "a coding without Accept-Encoding");
+	file.content_encoding = n ? accept_enc_name(order[0]) : NULL;
+	file.vary = r->accept_encoding.ptr != NULL;
 	h1_static_request(r, &sreq);
 	static_file_respond(&sreq, &file, fz_rand(rng), &resp);
 	if (trace)

@@ -10,8 +10,10 @@
  * The root it serves is made at start in a temporary folder: index.html,
  * a.txt, big.bin (1 MiB and a bit), empty.txt, sub/index.html, nodir/ (no
  * index), .hidden, link.txt (-> a.txt), out (-> /etc/passwd, leaves the
- * root) and a FIFO. Every file holds the same bytes, file_byte(offset), so a body can be
- * checked without knowing which file it came from.
+ * root), a FIFO, and sidecars for --precompressed (always on here):
+ * a.txt.gz, big.bin.zst, sub/index.html.br, sidecar.txt.br (no original),
+ * a.txt.br (-> /etc/passwd) and a.txt.zst/ (a directory). Every file holds the same bytes,
+ * file_byte(offset), so a body can be checked without knowing which file it came from.
  *
  * Input: byte 0 is flags, byte 1 a seed for splitting the rest into pieces;
  * the rest is what the client sends after the connection preface (which is
@@ -58,6 +60,7 @@
 
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_h2_wire.h"
+#include "proto/accept_enc.h"
 #include "proto/h2_session.h"
 #include "proto/mime.h"
 #include "proto/static_target.h"
@@ -76,11 +79,22 @@ static const struct {
 	const char *rel;
 	size_t size;
 } fixtures[] = {
-    {"index.html", 57}, {"a.txt", 1000},        {"big.bin", BIG_SIZE},
-    {"empty.txt", 0},   {"sub/index.html", 15}, {".hidden", 20},
+    {"index.html", 57},
+    {"a.txt", 1000},
+    {"big.bin", BIG_SIZE},
+    {"empty.txt", 0},
+    {"sub/index.html", 15},
+    {".hidden", 20},
+    /* precompressed sidecars (their bytes are file_byte's too) */
+    {"a.txt.gz", 300},
+    {"big.bin.zst", 70000},
+    {"sub/index.html.br", 9},
+    {"sidecar.txt.br", 7},
 };
-static const char *const links[][2] = {{"link.txt", "a.txt"}, {"out", "/etc/passwd"}};
-static const char *const dirs[] = {"sub", "nodir"};
+/* a.txt.br leaves the root: passed over, as the directory a.txt.zst is. */
+static const char *const links[][2] = {
+    {"link.txt", "a.txt"}, {"out", "/etc/passwd"}, {"a.txt.br", "/etc/passwd"}};
+static const char *const dirs[] = {"sub", "nodir", "a.txt.zst"};
 
 #define ROOT_PREFIX "ktlsd-fuzz-h2."
 
@@ -234,22 +248,25 @@ static void fz_close(void *ctx, int fd)
 }
 
 /* server/resolve.c's resolution, on the fixtures: one site, with a field
- * of its own, and a Host that names another site (421) now and then. */
-static void fz_resolve(void *ctx, const char *host, size_t host_len, const char *target,
-		       size_t len, struct static_target *out)
+ * of its own, and a Host that names another site (421) now and then; with
+ * --precompressed on (a request without accept-encoding is answered as
+ * with it off). */
+static void fz_resolve(void *ctx, const struct static_ask *ask, struct static_target *out)
 {
 	static const struct resp_extra extra = {.name_h1 = "X-Fuzz", .name_h2 = "x-fuzz",
 						.name_len = 6, .value = "1", .value_len = 1};
 	const struct run *r = ctx;
 	const struct static_opener op = {.open = fz_open, .close = fz_close};
+	struct accept_enc ae;
 
 	out->extras = (struct resp_extras){.f = &extra, .n = 1, .h1_bytes = 11};
 	out->root = NULL;
-	if (host && host_len == 5 && memcmp(host, "other", 5) == 0) {
+	if (ask->host && ask->host_len == 5 && memcmp(ask->host, "other", 5) == 0) {
 		out->status = 421;
 		return;
 	}
-	static_target_resolve(target, len, r->dotfiles, mime, &op, out);
+	accept_enc_parse(ask->accept_encoding, ask->ae_len, &ae);
+	static_target_resolve(ask->target, ask->target_len, r->dotfiles, mime, &op, &ae, out);
 }
 
 /* The fixtures never change: a reopen finds the file the head described. */

@@ -78,6 +78,11 @@ def h1_seeds():
     h1("http2_preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
     h1("version_99", "GET / HTTP/9.9\r\nHost: x\r\n\r\n")
     h1("joined_values", req("/big.bin", "If-None-Match: \"a\"", "If-None-Match: ", "If-None-Match:  " + ETAG + " "))
+    # --precompressed: Accept-Encoding picks the fake file's coding
+    h1("accept_encoding", req("/a.html", "Accept-Encoding: gzip, deflate, br, zstd", "Range: bytes=1-2")
+       + req("/a.html", "Accept-Encoding: br;q=0.5, gzip;q=0.8, identity;q=0.9, *;q=0")
+       + req("/a.html", "Accept-Encoding: x-gzip;q=1.0", "Accept-Encoding: BR;Q=0.999, zstd;q=2",
+             "If-None-Match: \"5e36300a-140000000-gzip\""), seed=11)
     # targets
     for i, t in enumerate(["/../etc/passwd", "/%2e%2e/%2E%2e/x", "/a/./b/../c/", "https://h/a%2Fb?x#y",
                            "/.git/config", "/a%00b", "*", "/%252e%252e/", "/a//b///c", "http:///x",
@@ -223,6 +228,24 @@ def h2_seeds():
     h2seed("ranges_dotfiles", data, flags=32)
     h2seed("ranges_big_buf", data, flags=128)
     h2seed("ranges_big_buf_shrink", data, flags=128 | 2 | 8, seed=4)
+
+    # --precompressed (always on in fuzz_h2_session): a.txt.gz, big.bin.zst,
+    # sub/index.html.br, sidecar.txt.br (no original), a.txt.br (leaves the
+    # root), a.txt.zst/ (a directory).
+    c = h2client()
+    c.increment_flow_control_window(1 << 24)
+    c.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: (1 << 31) - 1})
+    c.send_headers(1, hdrs("/a.txt", ("accept-encoding", "gzip, deflate, br, zstd")), end_stream=True)
+    c.send_headers(3, hdrs("/big.bin", ("accept-encoding", "zstd"), ("range", "bytes=0-99,60000-")),
+                   end_stream=True)
+    c.send_headers(5, hdrs("/sub/", ("accept-encoding", "br;q=0.5"), ("accept-encoding", "gzip;q=0")),
+                   end_stream=True)
+    c.send_headers(7, hdrs("/sidecar.txt", ("accept-encoding", "br")), end_stream=True)
+    c.send_headers(9, hdrs("/a.txt", ("accept-encoding", "br, zstd")), end_stream=True)
+    c.send_headers(11, hdrs("/big.bin", ("accept-encoding", "*;q=0.1, identity;q=0.05")), end_stream=True)
+    data = c.data_to_send()
+    h2seed("precompressed", data)
+    h2seed("precompressed_sendfile_shrink", data, flags=16 | 2, seed=6)
 
     c = h2client()
     c.increment_flow_control_window(1 << 24)

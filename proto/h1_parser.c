@@ -39,6 +39,7 @@ static const struct h1_field {
     {"If-None-Match", offsetof(struct h1_parser, req.if_none_match), NULL},
     {"If-Modified-Since", offsetof(struct h1_parser, req.if_modified_since), NULL},
     {"If-Unmodified-Since", offsetof(struct h1_parser, req.if_unmodified_since), NULL},
+    {"Accept-Encoding", offsetof(struct h1_parser, req.accept_encoding), NULL},
     {"User-Agent", offsetof(struct h1_parser, req.user_agent), NULL},
     {"Referer", offsetof(struct h1_parser, req.referer), NULL},
     {"Transfer-Encoding", offsetof(struct h1_parser, te), NULL},

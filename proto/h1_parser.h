@@ -42,6 +42,7 @@ struct h1_request {
 	struct h1_str if_modified_since;
 	struct h1_str if_unmodified_since;
 	struct h1_str if_range;
+	struct h1_str accept_encoding; /* repeats joined with ", " */
 	struct h1_str user_agent;
 	struct h1_str referer;
 };

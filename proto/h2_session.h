@@ -65,6 +65,7 @@ struct h2_stream_record {
 	uint64_t frame_bytes;        /* of its HEADERS and DATA frames, frame headers included */
 	uint64_t duration_ms;
 	bool file_body;              /* its body came from a file */
+	const char *encoding;        /* a precompressed sidecar's coding ("br"), else NULL */
 	bool mapped;                 /* some of it left from the file's pages (h2_io.send_mapped) */
 	bool truncated;              /* the file came short */
 	bool reset;                  /* closed by RST_STREAM, either side's */
@@ -87,10 +88,9 @@ struct h2_env {
 	void *ctx;                   /* the first argument of every callback */
 	/* The Date header value (lives until the next call). */
 	const char *(*date)(void *ctx);
-	/* Resolves a request-target beneath the root (out->fd, when status is
+	/* Resolves a request beneath its site's root (out->fd, when status is
 	 * 0, becomes the session's). */
-	void (*resolve)(void *ctx, const char *host, size_t host_len, const char *target,
-			size_t len, struct static_target *out);
+	void (*resolve)(void *ctx, const struct static_ask *ask, struct static_target *out);
 	/* Opens rel again for a stream that could not keep its fd: the fd,
 	 * or -1 when it is gone or no longer the file expect describes (its
 	 * bytes must not go out under validators of another). The session
@@ -179,9 +179,10 @@ struct h2_stream {
 	bool bad;                        /* a repeated or oversized field we act on */
 	bool reported;                   /* stream_done was called */
 
-	/* request; referer and user_agent only for the log */
+	/* request; referer and user_agent only for the log; accept_encoding's
+	 * repeats are joined with ", " (a list, RFC 9110 5.3) */
 	struct h2_field method, path, authority, host, range, if_match, if_none_match,
-	    if_modified_since, if_unmodified_since, if_range, referer, user_agent;
+	    if_modified_since, if_unmodified_since, if_range, referer, user_agent, accept_encoding;
 	char *arena;
 	uint32_t arena_used, arena_cap;
 	size_t header_bytes;             /* of the request, for --h2-max-header-list */

@@ -300,6 +300,7 @@ static struct h2_field *field_of(struct h2_stream *s, const uint8_t *name, size_
 	    FIELD("if-modified-since", if_modified_since),
 	    FIELD("if-unmodified-since", if_unmodified_since),
 	    FIELD("if-range", if_range),
+	    FIELD("accept-encoding", accept_encoding),
 	    FIELD("referer", referer),
 	    FIELD("user-agent", user_agent),
 	};
@@ -347,13 +348,13 @@ struct h2_stream *h2_stream_new(struct h2_session *hs, int32_t id)
 	return s;
 }
 
-/* Keeps a copy of a field we act on; the arena grows to what the request
- * carries (bounded by --h2-max-header-list). */
-static bool keep_field(struct h2_stream *s, struct h2_field *f, const uint8_t *value, size_t len)
+/* Room for need more bytes at the arena's top; the arena grows to what the
+ * request carries (bounded by --h2-max-header-list). */
+static bool arena_room(struct h2_stream *s, size_t need)
 {
-	if (s->arena_used + len + 1 > s->arena_cap) {
+	if (s->arena_used + need > s->arena_cap) {
 		size_t cap = s->arena_cap ? s->arena_cap : 256;
-		while (cap < s->arena_used + len + 1)
+		while (cap < s->arena_used + need)
 			cap *= 2;
 		char *a = realloc(s->arena, cap);
 		if (!a)
@@ -361,12 +362,45 @@ static bool keep_field(struct h2_stream *s, struct h2_field *f, const uint8_t *v
 		s->arena = a;
 		s->arena_cap = (uint32_t)cap;
 	}
+	return true;
+}
+
+/* Keeps a copy of a field we act on. */
+static bool keep_field(struct h2_stream *s, struct h2_field *f, const uint8_t *value, size_t len)
+{
+	if (!arena_room(s, len + 1))
+		return false;
 	memcpy(s->arena + s->arena_used, value, len);
 	s->arena[s->arena_used + len] = '\0';
 	f->off = s->arena_used;
 	f->len = (uint32_t)len;
 	f->set = true;
 	s->arena_used += (uint32_t)len + 1;
+	return true;
+}
+
+/* A repeat of list field f: "old, value". Appended in place when f is the
+ * arena's last value (repeats in a row); else f moves to the top first,
+ * which the other kept fields, each kept once, allow only a few times: a
+ * thousand repeats cost linear, not quadratic, copying. */
+static bool join_field(struct h2_stream *s, struct h2_field *f, const uint8_t *value, size_t len)
+{
+	size_t old = f->len;
+	bool on_top = f->off + old + 1 == s->arena_used;
+
+	if (!arena_room(s, (on_top ? 0 : old + 1) + 2 + len))
+		return false;
+	if (!on_top) {
+		memcpy(s->arena + s->arena_used, s->arena + f->off, old + 1);
+		f->off = s->arena_used;
+		s->arena_used += (uint32_t)(old + 1);
+	}
+	char *end = s->arena + f->off + old; /* its NUL */
+	memcpy(end, ", ", 2);
+	memcpy(end + 2, value, len);
+	end[2 + len] = '\0';
+	f->len = (uint32_t)(old + 2 + len);
+	s->arena_used += (uint32_t)(2 + len);
 	return true;
 }
 
@@ -390,6 +424,11 @@ int h2_stream_header(struct h2_stream *s, const uint8_t *name, size_t namelen,
 	if (f == &s->referer || f == &s->user_agent) {
 		if (!f->set)
 			keep_field(s, f, value, valuelen);
+		return 0;
+	}
+	if (f == &s->accept_encoding && f->set) {
+		if (!join_field(s, f, value, valuelen))
+			s->bad = true;
 		return 0;
 	}
 	/* A repeated field we act on is ambiguous, as in HTTP/1.1. */
@@ -520,15 +559,21 @@ int h2_stream_respond(struct h2_stream *s)
 	struct h2_session *hs = s->hs;
 	struct static_target res;
 	bool head = is(s, &s->method, "HEAD");
-
 	const struct h2_field *host = s->authority.set ? &s->authority : &s->host;
 
 	if (s->bad || !s->path.set)
 		return respond_page(hs, s, 400, head, NULL);
 	if (!head && !is(s, &s->method, "GET"))
 		return respond_page(hs, s, 405, false, NULL);
-	hs->env.resolve(hs->env.ctx, host->set ? value_of(s, host) : NULL, host->len,
-			value_of(s, &s->path), s->path.len, &res);
+	const struct static_ask ask = {
+	    .target = value_of(s, &s->path),
+	    .target_len = s->path.len,
+	    .host = host->set ? value_of(s, host) : NULL,
+	    .host_len = host->len,
+	    .accept_encoding = value_of(s, &s->accept_encoding),
+	    .ae_len = s->accept_encoding.len,
+	};
+	hs->env.resolve(hs->env.ctx, &ask, &res);
 	if (res.status == 301 && !(s->location = strdup(res.location)))
 		return NGHTTP2_ERR_NOMEM;
 	if (res.status)
@@ -561,6 +606,7 @@ void h2_stream_done(struct h2_stream *s, uint32_t error, bool cut)
 	    .frame_bytes = s->frame_bytes,
 	    .duration_ms = h2_now(hs) - s->start_ms,
 	    .file_body = s->file.size || s->rel || s->file_fd >= 0,
+	    .encoding = s->file.content_encoding,
 	    .mapped = s->sent_mapped,
 	    .truncated = s->truncated,
 	    .reset = error != 0,

@@ -25,6 +25,8 @@ static const struct {
     [RESP_ALLOW] = NAME("Allow", "allow"),
     [RESP_LOCATION] = NAME("Location", "location"),
     [RESP_CONNECTION] = NAME("Connection", "connection"),
+    [RESP_CONTENT_ENCODING] = NAME("Content-Encoding", "content-encoding"),
+    [RESP_VARY] = NAME("Vary", "vary"),
 };
 #undef NAME
 
@@ -93,6 +95,8 @@ void resp_head_file(struct resp_head *h, const struct static_response *sr, const
 	resp_head_init(h, sr->status, date);
 	if (sr->content_type)
 		resp_head_add(h, RESP_CONTENT_TYPE, sr->content_type);
+	if (sr->content_encoding)
+		resp_head_add(h, RESP_CONTENT_ENCODING, sr->content_encoding);
 	/* A 304 describes the representation without a length (RFC 9110 15.4.5). */
 	if (sr->status != 304)
 		add_length(h, (unsigned long long)sr->content_length);
@@ -100,6 +104,9 @@ void resp_head_file(struct resp_head *h, const struct static_response *sr, const
 		resp_head_add_len(h, RESP_LAST_MODIFIED, sr->last_modified, HTTPDATE_LEN);
 		resp_head_add(h, RESP_ETAG, sr->etag);
 	}
+	/* 15.4.5 wants Vary on a 304 too: it is what the 200 would say. */
+	if (sr->vary)
+		resp_head_add_len(h, RESP_VARY, LIT("Accept-Encoding"));
 	if (sr->content_range[0])
 		resp_head_add(h, RESP_CONTENT_RANGE, sr->content_range);
 	resp_head_add_len(h, RESP_ACCEPT_RANGES, LIT("bytes"));

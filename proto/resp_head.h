@@ -29,11 +29,14 @@ enum resp_name {
 	RESP_ALLOW,
 	RESP_LOCATION,
 	RESP_CONNECTION, /* HTTP/1.1 only (RFC 9113 8.2.2 forbids it in HTTP/2) */
+	RESP_CONTENT_ENCODING,
+	RESP_VARY,
 };
 
-/* The most fields a head can hold: a file response has 8, HTTP/1.1 adds
- * Connection; room for a few more. */
-#define RESP_HEAD_MAX_FIELDS 12
+/* The most fields a head can hold: a file response has 10 (8, and a
+ * sidecar's Content-Encoding and Vary), HTTP/1.1 adds Connection; room for
+ * a few more. */
+#define RESP_HEAD_MAX_FIELDS 14
 
 struct resp_field {
 	enum resp_name name;

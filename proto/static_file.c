@@ -98,6 +98,23 @@ static bool respond_multipart(struct static_response *resp, const struct static_
 	                               &resp->content_length);
 }
 
+/* A sidecar's tag is its own (its size and mtime) with its coding added
+ * inside the quotes, "\"5f3a-1c2-br\"": files deployed with one mtime (a
+ * build's SOURCE_DATE_EPOCH) and the same size must still not give the
+ * identity and the compressed bytes one strong tag (RFC 9110 8.8.3). Left
+ * as it is if it would not fit (today's tags are under 56 bytes of ETAG_MAX's 64). */
+static void etag_add_coding(char *etag, const char *coding)
+{
+	size_t n = strlen(etag), c = strlen(coding);
+
+	if (n < 2 || n + 1 + c >= ETAG_MAX)
+		return;
+	etag[n - 1] = '-';
+	memcpy(etag + n, coding, c);
+	etag[n + c] = '"';
+	etag[n + c + 1] = '\0';
+}
+
 /* What each status carries:
  *   200/206  content_type, content_length of the body (framing included).
  *   304      no content_type (RFC 9110 15.4.5); content_length is the size
@@ -107,7 +124,9 @@ static bool respond_multipart(struct static_response *resp, const struct static_
  *            "Content-Length: 0" rather than an error page; these answer
  *            programs (caches, download resumers), not people.
  * etag and last_modified are filled for every status; send them with
- * 200/206/304. */
+ * 200/206/304. content_encoding (a sidecar's) goes with the bytes: 200 and
+ * 206, not 304 (representation metadata, 15.4.5) nor 412/416 (no body);
+ * vary goes with every status, as the choice of file did. */
 void static_file_respond(const struct static_request *req, const struct static_file *file,
                          uint64_t boundary_seed, struct static_response *resp)
 {
@@ -119,7 +138,10 @@ void static_file_respond(const struct static_request *req, const struct static_f
 	memset(resp, 0, sizeof(*resp));
 	etag_format(resp->etag, sizeof(resp->etag), file->ino, file->size, file->mtime_sec,
 	            file->mtime_nsec, file->recent);
+	if (file->content_encoding)
+		etag_add_coding(resp->etag, file->content_encoding);
 	httpdate_format(mtime, resp->last_modified);
+	resp->vary = file->vary;
 
 	switch (cond_evaluate(&req->cond, resp->etag, mtime)) {
 	case COND_PRECONDITION_FAILED:
@@ -152,6 +174,7 @@ void static_file_respond(const struct static_request *req, const struct static_f
 		resp->nranges = n;
 		memcpy(resp->ranges, ranges, n * sizeof(ranges[0]));
 		resp->send_body = !req->head;
+		resp->content_encoding = file->content_encoding;
 		if (n == 1) {
 			const struct byte_range *r = &resp->ranges[0];
 
@@ -174,6 +197,7 @@ void static_file_respond(const struct static_request *req, const struct static_f
 	}
 	resp->status = 200;
 	resp->content_type = file->content_type;
+	resp->content_encoding = file->content_encoding;
 	resp->content_length = file->size;
 	resp->send_body = !req->head;
 }

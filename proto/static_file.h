@@ -34,7 +34,11 @@ struct static_file {
 	long mtime_nsec;
 	bool recent;              /* modified within ETAG_SETTLED_S (cond.h) or later; true
 				   * until the opener, which knows the time, says otherwise */
-	const char *content_type; /* from mime_lookup */
+	const char *content_type; /* from mime_lookup (a sidecar: the original's) */
+	/* A precompressed sidecar's coding ("br"), else NULL; vary: the answer
+	 * depends on Accept-Encoding (--precompressed), sidecar or not. */
+	const char *content_encoding;
+	bool vary;
 };
 
 /* A field a site adds to its responses (--header), in both spellings so
@@ -52,6 +56,17 @@ struct resp_extras {
 	const struct resp_extra *f;
 	size_t n;
 	size_t h1_bytes;                  /* of the lines "Name: value\r\n" together */
+};
+
+/* What of a request decides what it comes to: the target, the host it
+ * names (the site) and the codings it takes (a precompressed sidecar). */
+struct static_ask {
+	const char *target;
+	size_t target_len;
+	const char *host;                 /* Host or :authority; NULL: none */
+	size_t host_len;
+	const char *accept_encoding;      /* NULL: none */
+	size_t ae_len;
 };
 
 /* What a request-target comes to, for both HTTP versions: the server fills
@@ -73,6 +88,8 @@ struct static_response {
 	char etag[ETAG_MAX];
 	char last_modified[32];
 	const char *content_type;   /* of the representation (or multipart/byteranges; see below) */
+	const char *content_encoding; /* the file's, for 200 and 206; else NULL */
+	bool vary;                  /* Vary: Accept-Encoding, whatever the status */
 	char multipart_type[80];    /* "multipart/byteranges; boundary=..." when nranges > 1 */
 	char content_range[80];     /* "bytes a-b/size" for one range, "bytes * /size" (no space) for 416 */
 	uint64_t content_length;    /* of the body as sent on the wire (including multipart framing) */

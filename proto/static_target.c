@@ -59,11 +59,50 @@ static void describe(const struct mime_table *mime, const struct stat *st,
 	 * settled (server/resolve.c). */
 	out->file.recent = true;
 	out->file.content_type = mime_lookup(mime, out->rel);
+	out->file.content_encoding = NULL;
+	out->file.vary = false;
+}
+
+/* out is the regular file out->rel: serve, in its place, the first sidecar
+ * the client takes that is a regular file too. */
+static void try_sidecars(const struct accept_enc *ae, const struct static_opener *op,
+                         struct static_target *out)
+{
+	enum coding order[CODING_N];
+	size_t n = accept_enc_order(ae, order);
+	size_t rl = strlen(out->rel);
+	struct stat st;
+	const void *mem;
+
+	out->file.vary = true;
+	for (size_t i = 0; i < n; i++) {
+		const char *suffix = accept_enc_suffix(order[i]);
+		size_t sl = strlen(suffix);
+
+		if (rl + sl >= sizeof(out->rel))
+			continue; /* no such file can exist; a shorter suffix may fit */
+		memcpy(out->rel + rl, suffix, sl + 1);
+		int fd = op->open(op->ctx, out->rel, &st, &mem);
+		if (fd >= 0 && S_ISREG(st.st_mode)) {
+			op->close(op->ctx, out->fd);
+			out->fd = fd;
+			out->mem = mem;
+			out->file.size = (uint64_t)st.st_size;
+			out->file.ino = (uint64_t)st.st_ino;
+			out->file.mtime_sec = st.st_mtim.tv_sec;
+			out->file.mtime_nsec = st.st_mtim.tv_nsec;
+			out->file.content_encoding = accept_enc_name(order[i]);
+			return;
+		}
+		if (fd >= 0)
+			op->close(op->ctx, fd);
+		out->rel[rl] = '\0';
+	}
 }
 
 void static_target_resolve(const char *target, size_t len, bool dotfiles,
-			   const struct mime_table *mime, const struct static_opener *op,
-			   struct static_target *out)
+                           const struct mime_table *mime, const struct static_opener *op,
+                           const struct accept_enc *ae, struct static_target *out)
 {
 	struct path_info info;
 	struct stat st;
@@ -88,6 +127,8 @@ void static_target_resolve(const char *target, size_t len, bool dotfiles,
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		describe(mime, &st, out);
+		if (ae)
+			try_sidecars(ae, op, out);
 		return;
 	}
 
@@ -109,6 +150,8 @@ void static_target_resolve(const char *target, size_t len, bool dotfiles,
 	out->fd = op->open(op->ctx, out->rel, &st, &out->mem);
 	if (out->fd >= 0 && S_ISREG(st.st_mode)) {
 		describe(mime, &st, out);
+		if (ae)
+			try_sidecars(ae, op, out);
 		return;
 	}
 	/* No directory listings: a folder without index.html is as good as absent. */

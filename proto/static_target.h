@@ -1,7 +1,8 @@
 /* From a request-target to what to serve, for both HTTP versions and for the
  * fuzz target alike: the path rules, dotfiles, directories (a 301 to add the
  * slash, else their index.html) and the status when there is nothing to
- * serve. Sans-I/O: files are opened and closed through the caller's
+ * serve, and a precompressed sidecar in the file's place when the client
+ * takes one. Sans-I/O: files are opened and closed through the caller's
  * callbacks (the server: openat2 beneath the root, through its open-file
  * cache). */
 #ifndef KTLSD_PROTO_STATIC_TARGET_H
@@ -11,6 +12,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
+#include "proto/accept_enc.h"
 #include "proto/mime.h"
 #include "proto/static_file.h"
 
@@ -26,9 +28,21 @@ struct static_opener {
 };
 
 /* Fills out: with status 0, out->fd is open (the caller's, to close
- * through op->close) and out->file describes it (its type from mime). */
+ * through op->close) and out->file describes it (its type from mime).
+ *
+ * ae: NULL with --precompressed off. Else what the client accepts: once the
+ * target is a regular file (a directory's index.html too), the sidecars
+ * rel.br, rel.zst, rel.gz are tried through op in accept_enc_order's order,
+ * and the first that is a regular file is served instead: out->fd, out->rel
+ * and out->file's size and times are the sidecar's, the Content-Type stays
+ * the original's, file.content_encoding names the coding. A sidecar that is
+ * missing, not a regular file or refused by op (outside the root, say) is
+ * passed over; the original must exist, so a sidecar alone is a 404 as
+ * before. With ae, every file response varies (file.vary), sidecar or not:
+ * a cache must not hand the identity bytes to a client that asked for br,
+ * nor br to one that cannot take it. */
 void static_target_resolve(const char *target, size_t len, bool dotfiles,
-			   const struct mime_table *mime, const struct static_opener *op,
-			   struct static_target *out);
+                           const struct mime_table *mime, const struct static_opener *op,
+                           const struct accept_enc *ae, struct static_target *out);
 
 #endif

@@ -271,6 +271,10 @@ static void format_combined(struct access_log *al, struct out *o, const struct a
 	else
 		PUT_LIT(o, " ktls=off body=");
 	put_str(o, r->body_path);
+	if (r->encoding) {
+		PUT_LIT(o, " enc=");
+		put_str(o, r->encoding);
+	}
 	PUT_LIT(o, " host=\"");
 	put_field(o, r->host, r->host_len, HOST_MAX);
 	PUT_LIT(o, "\" sent=");
@@ -378,6 +382,10 @@ static void format_json(struct access_log *al, struct out *o, const struct acces
 	else
 		PUT_LIT(o, ",\"ktls\":false,\"body\":");
 	put_json_ours(o, r->body_path);
+	if (r->encoding) {
+		PUT_LIT(o, ",\"encoding\":");
+		put_json_ours(o, r->encoding);
+	}
 	PUT_LIT(o, ",\"host\":");
 	put_json(o, r->host, r->host_len, HOST_MAX);
 	PUT_LIT(o, ",\"sent\":");

@@ -2,12 +2,14 @@
  * "combined" format with ktlsd's fields after it:
  *
  *   client - - [time] "request" status body_bytes "referer" "user-agent"
- *     seconds protocol tls_version cipher ktls=tx|off body=PATH host="HOST"
- *     sent=BYTES end=HOW
+ *     seconds protocol tls_version cipher ktls=tx|off body=PATH [enc=CODING]
+ *     host="HOST" sent=BYTES end=HOW
  *
  * so that goaccess, awk scripts and log shippers that read nginx's default
  * read it unchanged; or, with --access-log-format json, one JSON object per
- * line with the same fields.
+ * line with the same fields. enc= ("encoding" in JSON) is there only when a
+ * precompressed sidecar was served (--precompressed), so lines without one
+ * keep their shape.
  *
  * Lines gather in a worker's own buffer (struct access_log), written when
  * it fills and on each timer tick: a request costs no syscall and no printf.
@@ -53,6 +55,7 @@ struct access_record {
 	const char *tls_cipher;
 	bool ktls_tx;
 	const char *body_path;       /* "splice", "copy", "framed", "none" */
+	const char *encoding;        /* a precompressed sidecar's coding ("br"), else NULL */
 	enum access_end end;
 };
 

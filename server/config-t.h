@@ -55,6 +55,7 @@ struct config_site {
 	size_t nheaders;
 	char *mime_overrides[CONFIG_MAX_MIME_OVERRIDES]; /* --mime-type "EXT TYPE", repeatable */
 	size_t nmime_overrides;
+	bool precompressed;              /* --precompressed on|off: serve .br/.zst/.gz sidecars */
 	/* Which site options the section gave, by option index: the rest are
 	 * inherited from the top level once every source is read. */
 	bool set[CONFIG_MAX_OPTIONS];

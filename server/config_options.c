@@ -154,6 +154,13 @@ const struct opt config_options[] = {
         "Serve files ending in .EXT as TYPE, over --mime-types, e.g. \"iso "
         "application/x-iso9660-image\"; repeatable, up to 32.",
         .count_off = SITE_OFF(nmime_overrides), .max = CONFIG_MAX_MIME_OVERRIDES, .site = true),
+    OPT("precompressed", "on|off", T_BOOL, G_HTTP, SITE_OFF(precompressed), "off",
+        "Serve FILE.br, FILE.zst or FILE.gz in place of FILE to a client whose "
+        "Accept-Encoding takes that coding (highest q; ties: br, zstd, gzip), with "
+        "Content-Encoding and FILE's Content-Type; every file response then carries "
+        "Vary: Accept-Encoding. Nothing is compressed on the fly. Off by default: a .gz "
+        "beside a file is not always its compressed copy.",
+        .site = true),
     OPT("mime-types", "FILE", T_STRING, G_HTTP, OFF(mime_types), "/etc/mime.types",
         "Content-Type by file extension, in mime.types format (\"type ext ext...\"); a "
         "built-in list fills in what the file lacks, or all of it if the file cannot be read."),

@@ -309,9 +309,8 @@ void conn_tally(const struct conn *c, uint64_t by_state[STAT_CONN_STATES],
 	by_tls[stats_tls_path(sock_is_tls(c->sock), sock_ktls_tx(c->sock))]++;
 }
 
-void conn_resolve(struct conn *c, const char *host, size_t host_len, const char *target,
-		  size_t len, struct static_target *out)
+void conn_resolve(struct conn *c, const struct static_ask *ask, struct static_target *out)
 {
 	resolve_target(c->w->srv, &c->w->files, c->w->now_ms, sock_is_tls(c->sock),
-		       sock_tls_servername(c->sock), host, host_len, target, len, out);
+		       sock_tls_servername(c->sock), ask, out);
 }

@@ -101,9 +101,8 @@ void conn_close_graceful(struct conn *c);
 void conn_set_deadline(struct conn *c, unsigned ms);
 
 /* Resolves a request on c (resolve.h): its site by the connection's SNI and
- * host (Host or :authority; NULL when absent), then the target's file. */
-void conn_resolve(struct conn *c, const char *host, size_t host_len, const char *target,
-		  size_t len, struct static_target *out);
+ * the request's host, then the target's file. */
+void conn_resolve(struct conn *c, const struct static_ask *ask, struct static_target *out);
 
 /* Moves the conn on now (after an event of one of its protocol's own
  * operations, e.g. an HTTP/2 file read). */

@@ -185,7 +185,15 @@ static void on_request(struct conn *c)
 		respond_page(c, 405, NULL, NULL);
 		return;
 	}
-	conn_resolve(c, req->host.ptr, req->host.len, req->target.ptr, req->target.len, res);
+	const struct static_ask ask = {
+	    .target = req->target.ptr,
+	    .target_len = req->target.len,
+	    .host = req->host.ptr,
+	    .host_len = req->host.len,
+	    .accept_encoding = req->accept_encoding.ptr,
+	    .ae_len = req->accept_encoding.len,
+	};
+	conn_resolve(c, &ask, res);
 	if (res->status) {
 		respond_page(c, res->status, res->status == 301 ? res->location : NULL, &res->extras);
 	} else {
@@ -252,6 +260,7 @@ static void on_response_done(struct conn *c, enum access_end end)
 	    .tls_cipher = sock_tls_cipher(c->sock),
 	    .ktls_tx = sock_ktls_tx(c->sock),
 	    .body_path = path_names[r->path],
+	    .encoding = r->file.content_encoding,
 	    .end = end,
 	};
 	access_log_write(&c->w->alog, &rec);
@@ -362,6 +371,7 @@ static void start_response(struct conn *c)
 	x->resp->head_len = 0;
 	x->resp->body_len = 0;
 	x->resp->truncated = false;
+	x->resp->file.content_encoding = NULL; /* until respond_file says what it serves */
 	conn_set_deadline(c, c->w->srv->cfg->send_timeout_ms);
 }
 

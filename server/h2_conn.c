@@ -290,10 +290,9 @@ static const char *env_date(void *ctx)
 	return worker_date(c->w);
 }
 
-static void env_resolve(void *ctx, const char *host, size_t host_len, const char *target,
-			size_t len, struct static_target *out)
+static void env_resolve(void *ctx, const struct static_ask *ask, struct static_target *out)
 {
-	conn_resolve(ctx, host, host_len, target, len, out);
+	conn_resolve(ctx, ask, out);
 }
 
 /* Opens rel again, and only if it is still the file the response head
@@ -362,6 +361,7 @@ static void env_stream_done(void *ctx, const struct h2_stream_record *r)
 			 : c->h2->sendfile ? "splice"
 			 : r->mapped	   ? "mmap"
 					   : "framed",
+	    .encoding = r->encoding,
 	    .end = end,
 	};
 	access_log_write(&c->w->alog, &rec);

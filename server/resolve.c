@@ -1,5 +1,6 @@
 #include "server/resolve.h"
 
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,10 +68,9 @@ static const struct site *pick_site(const struct server *srv, bool tls, const ch
 }
 
 void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms, bool tls,
-		    const char *sni, const char *host, size_t host_len, const char *target,
-		    size_t len, struct static_target *out)
+		    const char *sni, const struct static_ask *ask, struct static_target *out)
 {
-	const struct site *site = pick_site(srv, tls, sni, host, host_len);
+	const struct site *site = pick_site(srv, tls, sni, ask->host, ask->host_len);
 
 	if (!site) {
 		out->status = 421;
@@ -79,8 +79,13 @@ void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now
 	}
 	struct opener_ctx o = {.site = site, .fc = fc, .now_ms = now_ms};
 	const struct static_opener op = {.open = open_file, .close = close_file, .ctx = &o};
+	bool precompressed = site->cfg->precompressed;
+	struct accept_enc ae;
 
-	static_target_resolve(target, len, srv->cfg->dotfiles, site->types, &op, out);
+	if (precompressed)
+		accept_enc_parse(ask->accept_encoding, ask->ae_len, &ae);
+	static_target_resolve(ask->target, ask->target_len, srv->cfg->dotfiles, site->types, &op,
+			      precompressed ? &ae : NULL, out);
 	out->extras = site->extras;
 	out->root = site;
 	if (out->status == 0)

@@ -13,18 +13,18 @@
 struct server;
 struct filecache;
 
-/* The request's site and what it asks of it:
+/* The request's site and the file it asks for:
  * - tls: whether it came over TLS; sni: the name the client sent (or NULL);
- * - host: the Host field or :authority (NULL: none).
- * A Host that names another site than the TLS connection's is answered
- * 421 (RFC 9110 15.5.20): a client may reuse a connection for every name
- * its certificate covers, and must not reach a site that certificate was
- * not chosen for. A Host that names no site takes the connection's.
+ * - ask->host: the Host field or :authority (NULL: none). A Host that
+ *   names another site than the TLS connection's is answered 421 (RFC
+ *   9110 15.5.20): a client may reuse a connection for every name its
+ *   certificate covers, and must not reach a site that certificate was not
+ *   chosen for. A Host that names no site takes the connection's;
+ * - ask->accept_encoding (NULL: none), for --precompressed.
  * Fills out; with status 0, out->fd is open and out->file describes it.
  * Files come through the worker's open-file cache fc (NULL: none). */
 void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms, bool tls,
-		    const char *sni, const char *host, size_t host_len, const char *target,
-		    size_t len, struct static_target *out);
+		    const char *sni, const struct static_ask *ask, struct static_target *out);
 
 /* The root_fd behind static_target's root, to open its rel again. */
 int resolve_root_fd(const void *root);

@@ -336,6 +336,26 @@ START_TEST(test_json_escapes)
 }
 END_TEST
 
+/* A precompressed sidecar served: enc= after body= (JSON: "encoding"),
+ * and nothing at all without one, so other lines keep their shape. */
+START_TEST(test_encoding)
+{
+	struct access_record r = full;
+	char buf[8192];
+
+	r.encoding = "br";
+	line_of(&r, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, " ktls=tx body=splice enc=br host=\"example.com\" "));
+	line_in(ACCESS_LOG_JSON, &r, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, ",\"body\":\"splice\",\"encoding\":\"br\",\"host\":"));
+	r.encoding = NULL;
+	line_of(&r, buf, sizeof(buf));
+	ck_assert_ptr_null(strstr(buf, "enc="));
+	line_in(ACCESS_LOG_JSON, &r, buf, sizeof(buf));
+	ck_assert_ptr_null(strstr(buf, "encoding"));
+}
+END_TEST
+
 static Suite *access_log_suite(void)
 {
 	Suite *s = suite_create("access_log");
@@ -351,6 +371,7 @@ static Suite *access_log_suite(void)
 	tcase_add_test(tc, test_off);
 	tcase_add_test(tc, test_json);
 	tcase_add_test(tc, test_json_escapes);
+	tcase_add_test(tc, test_encoding);
 	suite_add_tcase(s, tc);
 	return s;
 }

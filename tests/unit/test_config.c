@@ -190,6 +190,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(r.cfg.send_timeout_ms, 60000);
 	ck_assert_uint_eq(r.cfg.shutdown_grace_ms, 30000);
 	ck_assert(!r.cfg.dotfiles);
+	ck_assert(!r.cfg.site.precompressed);
 	ck_assert_ptr_null(r.cfg.access_log);
 	ck_assert_ptr_null(r.cfg.error_log);
 	ck_assert_int_eq(r.cfg.log_level, CONFIG_LOG_INFO);
@@ -360,6 +361,10 @@ START_TEST(test_words)
 	ck_assert(r.cfg.dotfiles);
 	ck_assert_int_eq(r.cfg.ktls, CONFIG_ON);
 	ck_assert_int_eq(r.cfg.log_level, CONFIG_LOG_ERROR);
+	done(&r);
+
+	RUN_OK(&r, "--root", "/", "--precompressed", "on");
+	ck_assert(r.cfg.site.precompressed);
 	done(&r);
 
 	RUN_OK(&r, "--root", "/", "--ktls", "off", "--ktls", "auto", "--log-level", "warn");
@@ -644,7 +649,9 @@ START_TEST(test_help)
 	                                           "drain-delay",
 	                                           "shutdown-grace",
 	                                           "dotfiles",
+	                                           "precompressed",
 	                                           "mime-types",
+	                                           "tls-records",
 	                                           "server-name",
 	                                           "header",
 	                                           "mime-type",

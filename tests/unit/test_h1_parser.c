@@ -155,7 +155,9 @@ static const char full[] = "GET http://example.com/some/path?q=1 HTTP/1.1\r\n"
                            "If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
                            "IF-UNMODIFIED-SINCE: Mon, 07 Nov 1994 08:49:37 GMT\r\n"
                            "If-Range: \"etag\"\r\n"
+                           "accept-encoding: gzip;q=0.5 \r\n"
                            "User-Agent: curl/8.0 (x86_64)\r\n"
+                           "Accept-Encoding:br\r\n"
                            "Referer: https://example.org/\r\n"
                            "Empty:\r\n"
                            "\r\n";
@@ -173,6 +175,7 @@ static void check_full(void)
 	ck_assert_h1str(P.req.if_range, "\"etag\"");
 	ck_assert_h1str(P.req.user_agent, "curl/8.0 (x86_64)");
 	ck_assert_h1str(P.req.referer, "https://example.org/");
+	ck_assert_h1str(P.req.accept_encoding, "gzip;q=0.5, br"); /* a list: joined */
 	ck_assert(P.req.keep_alive);
 	ck_assert_int_eq(P.error_status, 0);
 }

@@ -133,6 +133,40 @@ START_TEST(room)
 }
 END_TEST
 
+/* A sidecar's head: Content-Encoding after Content-Type, Vary after ETag;
+ * on a 304, Vary without Content-Encoding. With HTTP/1.1's Connection, 11
+ * fields fit. */
+START_TEST(sidecar_fields)
+{
+	struct static_file f = file;
+	struct static_response sr;
+	struct resp_head h;
+	char out[1024];
+	struct static_request req = {.range = "bytes=0-1", .range_len = 9};
+
+	f.content_encoding = "br";
+	f.vary = true;
+	static_file_respond(&req, &f, 7, &sr);
+	resp_head_file(&h, &sr, DATE);
+	resp_head_add(&h, RESP_CONNECTION, "close");
+	ck_assert_uint_eq(h.n, 11);
+	ck_assert_int_gt(resp_head_h1(&h, out, sizeof(out)), 0);
+	ck_assert_ptr_nonnull(strstr(out, "Content-Type: text/plain\r\nContent-Encoding: br\r\n"
+	                                  "Content-Length: 2\r\n"));
+	ck_assert_ptr_nonnull(strstr(out, "-br\"\r\nVary: Accept-Encoding\r\nContent-Range: "));
+	ck_assert_str_eq(resp_name_h2(RESP_CONTENT_ENCODING), "content-encoding");
+	ck_assert_str_eq(resp_name_h2(RESP_VARY), "vary");
+
+	req = (struct static_request){.cond.if_none_match = "*", .cond.if_none_match_len = 1};
+	static_file_respond(&req, &f, 7, &sr);
+	resp_head_file(&h, &sr, DATE);
+	ck_assert_int_gt(resp_head_h1(&h, out, sizeof(out)), 0);
+	ck_assert_ptr_nonnull(strstr(out, "HTTP/1.1 304 Not Modified\r\n"));
+	ck_assert_ptr_nonnull(strstr(out, "Vary: Accept-Encoding\r\n"));
+	ck_assert_ptr_null(strstr(out, "Content-Encoding"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("resp_head");
@@ -142,6 +176,7 @@ int main(void)
 	tcase_add_test(tc, not_modified_has_no_length);
 	tcase_add_test(tc, pages);
 	tcase_add_test(tc, room);
+	tcase_add_test(tc, sidecar_fields);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

@@ -394,6 +394,68 @@ START_TEST(large_file)
 }
 END_TEST
 
+/* A precompressed sidecar (static_target chose it): its coding goes with
+ * its bytes, Vary with every status, and its tag is its own plus the
+ * coding, never the identity file's even with the same size and mtime. */
+START_TEST(sidecar)
+{
+	char ident[ETAG_MAX];
+
+	reset();
+	file.vary = true;
+	respond();
+	ck_assert(resp.vary);
+	ck_assert_ptr_null(resp.content_encoding);
+	ck_assert_str_eq(resp.etag, ETAG);
+	strcpy(ident, resp.etag);
+
+	file.content_encoding = "br";
+	respond();
+	ck_assert_int_eq(resp.status, 200);
+	ck_assert_str_eq(resp.content_encoding, "br");
+	ck_assert_str_eq(resp.etag, "\"2ebc98a1-14-br\"");
+	ck_assert_str_ne(resp.etag, ident);
+	ck_assert(resp.vary);
+
+	set_range("bytes=2-5");
+	respond();
+	ck_assert_int_eq(resp.status, 206);
+	ck_assert_str_eq(resp.content_encoding, "br");
+	ck_assert_str_eq(resp.content_range, "bytes 2-5/20");
+
+	/* If-Range with the identity's tag: not this representation, 200. */
+	set_if_range(ident);
+	respond();
+	ck_assert_int_eq(resp.status, 200);
+	set_if_range("\"2ebc98a1-14-br\"");
+	respond();
+	ck_assert_int_eq(resp.status, 206);
+
+	reset();
+	file.vary = true;
+	file.content_encoding = "gzip";
+	file.recent = true;
+	req.cond.if_none_match = "\"2ebc98a1-14-2a-3e8-gzip\"";
+	req.cond.if_none_match_len = strlen(req.cond.if_none_match);
+	respond();
+	ck_assert_int_eq(resp.status, 304);
+	ck_assert_ptr_null(resp.content_encoding); /* representation metadata: not on a 304 */
+	ck_assert(resp.vary);
+	req.cond.if_none_match = ident;
+	req.cond.if_none_match_len = strlen(ident);
+	respond();
+	ck_assert_int_eq(resp.status, 200);
+
+	reset();
+	file.content_encoding = "zstd";
+	set_range("bytes=100-");
+	respond();
+	ck_assert_int_eq(resp.status, 416);
+	ck_assert_ptr_null(resp.content_encoding);
+	ck_assert(!resp.vary);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("static_file");
@@ -411,6 +473,7 @@ int main(void)
 	tcase_add_test(tc, multipart_without_content_type);
 	tcase_add_test(tc, large_file);
 	tcase_add_test(tc, multipart_length_overflow);
+	tcase_add_test(tc, sidecar);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
