@@ -71,6 +71,9 @@ struct config {
 	unsigned max_headers;            /* --max-headers N */
 	unsigned max_uri;                /* --max-uri BYTES */
 	unsigned max_connections;        /* --max-connections N (per worker) */
+	unsigned limit_conn;             /* --limit-conn N per client address, 0 = unlimited (per site) */
+	unsigned limit_rate;             /* --limit-rate BYTES per second per connection, 0 = unlimited (per site) */
+	unsigned limit_rate_after;       /* --limit-rate-after BYTES free per connection (per site) */
 	unsigned keepalive_requests;     /* --keepalive-requests N */
 	unsigned handshake_timeout_ms;   /* --handshake-timeout SECONDS */
 	unsigned header_timeout_ms;      /* --header-timeout SECONDS */
