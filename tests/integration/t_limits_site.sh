@@ -107,6 +107,42 @@ expect_eq "error log: one debug line per refusal, no warning" \
 	"$(grep -c 'limit-conn' "$KTLSD_LOG" | tr -d ' ')" \
 	"$(grep -c 'over --limit-conn 2: 429' "$KTLSD_LOG" | tr -d ' ')"
 
+# ---- SIGHUP: a new limit applies to new connections ----
+# hup_to N: rewrite the config file with --limit-conn N and reload.
+hup_to() {
+	local start
+	printf 'limit-conn %s\n' "$1" >"$T/lc.conf"
+	start=$(($(grep -c '' "$KTLSD_LOG") + 1))
+	kill -HUP "$KTLSD_PID"
+	wait_until 10 sh -c 'tail -n +"$2" "$1" | grep -q "SIGHUP: configuration"' sh "$KTLSD_LOG" "$start"
+}
+printf 'limit-conn 1\n' >"$T/lc.conf"
+start_ktlsd --config "$T/lc.conf" || return 0
+hold held1 1 || return 0
+held1=$HOLD_PID
+fetch hup_over /a.txt
+expect_eq "--limit-conn 1 from the config file, one held: 429" "$STATUS" 429
+hup_to 3
+if wait_until 10 h1_ok_again; then
+	pass "SIGHUP to --limit-conn 3: a second connection is answered 200"
+else
+	fail "SIGHUP to --limit-conn 3: a second connection is answered 200" "still refused after 10 s"
+fi
+# The connection held from before the reload still counts.
+hold held2 2 || return 0
+held2=$HOLD_PID
+fetch hup_over3 /a.txt
+expect_eq "--limit-conn 3 after SIGHUP, one held from before and two after: 429" "$STATUS" 429
+hup_to 0
+if wait_until 10 h1_ok_again; then
+	pass "SIGHUP to --limit-conn 0 (no limit): answered 200"
+else
+	fail "SIGHUP to --limit-conn 0 (no limit): answered 200" "still refused after 10 s"
+fi
+unhold "$held1"
+unhold "$held2"
+stop_ktlsd
+
 # ---- --limit-rate 128k --limit-rate-after 512k ----
 # 1 MiB at 128 KiB/s with the first 512 KiB free takes 4 s; at least 3 s is
 # asserted (never an upper bound: the machine may be busy). --send-timeout 1
