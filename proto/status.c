@@ -5,8 +5,8 @@
 
 #include "proto/status.h"
 
-/* Every code the server sends; RFC 9110 section 15 gives the phrases (431
- * comes from RFC 6585). */
+/* Every code the server sends; RFC 9110 section 15 gives the phrases (429 and 431
+ * come from RFC 6585). */
 static const struct {
 	int code;
 	const char *reason;
@@ -26,6 +26,7 @@ static const struct {
     {414, "URI Too Long"},
     {416, "Range Not Satisfiable"},
     {421, "Misdirected Request"},
+    {429, "Too Many Requests"},
     {431, "Request Header Fields Too Large"},
     {500, "Internal Server Error"},
     {501, "Not Implemented"},

@@ -56,6 +56,9 @@ struct config_site {
 	char *mime_overrides[CONFIG_MAX_MIME_OVERRIDES]; /* --mime-type "EXT TYPE", repeatable */
 	size_t nmime_overrides;
 	bool precompressed;              /* --precompressed on|off: serve .br/.zst/.gz sidecars */
+	unsigned limit_conn;             /* --limit-conn N per client address, 0 = unlimited (per site) */
+	unsigned limit_rate;             /* --limit-rate BYTES per second per connection, 0 = unlimited (per site) */
+	unsigned limit_rate_after;       /* --limit-rate-after BYTES free per connection (per site) */
 	/* Which site options the section gave, by option index: the rest are
 	 * inherited from the top level once every source is read. */
 	bool set[CONFIG_MAX_OPTIONS];

@@ -113,6 +113,32 @@ static int parse_fixed(const char *s, int decimals, unsigned min, unsigned max, 
 	return 0;
 }
 
+/* A T_BYTES value: digits, then k, m or g (either case) for 1024, 1024^2
+ * or 1024^3, as nginx writes sizes. */
+static int parse_bytes(const char *s, unsigned min, unsigned max, unsigned *out)
+{
+	uint64_t v = 0;
+	const char *p = s;
+
+	for (; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (unsigned)(*p - '0');
+		if (v > max)
+			return -1;
+	}
+	if (p == s)
+		return -1;
+	if (*p) {
+		const char *u = strchr("kmg", *p | 0x20);
+		if (!u || !*u || p[1])
+			return -1;
+		v <<= 10 * (u - "kmg" + 1);
+	}
+	if (v < min || v > max)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
 /* Position of the len bytes at s among the '|'-separated words of list,
  * ignoring case; -1 if absent. */
 static int find_word(const char *list, const char *s, size_t len)
@@ -409,6 +435,12 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 			return 0;
 		report(c, o, "expected %s from %s, got '%s'",
 		       o->type == T_MS ? "seconds" : "a number", config_option_range(o, buf), v);
+		return -1;
+	case T_BYTES:
+		if (parse_bytes(v, o->min, o->max, FIELD(cfg, o->off, unsigned)) == 0)
+			return 0;
+		report(c, o, "expected bytes (k, m, g: 1024, 1024^2, 1024^3) from %s, got '%s'",
+		       config_option_range(o, buf), v);
 		return -1;
 	case T_BOOL:
 	case T_TRISTATE:

@@ -111,7 +111,7 @@ void config_doc_sample(FILE *out)
 				continue;
 			fputc('\n', out);
 			comment(out, o->help);
-			if (o->type == T_UINT || o->type == T_MS) {
+			if (o->type == T_UINT || o->type == T_MS || o->type == T_BYTES) {
 				snprintf(buf, sizeof(buf), "From %s.",
 				         config_option_range(o, range));
 				comment(out, buf);

@@ -110,6 +110,21 @@ const struct opt config_options[] = {
         .min = 64, .max = 16384),
     OPT("max-connections", "N", T_UINT, G_HTTP, OFF(max_connections), "16384",
         "Open connections per worker.", .min = 1, .max = 1048576),
+    OPT("limit-conn", "N", T_UINT, G_HTTP, SITE_OFF(limit_conn), "0",
+        "Open connections per client address (IPv6: the full address), across all workers; "
+        "0: no limit. Over it, HTTP/1.1 answers 429 to the first request and closes; HTTP/2 "
+        "answers 429 to the streams, then GOAWAY. HTTP/2 counts the connection, not its "
+        "streams. A TLS connection counts against its SNI's site; plain HTTP, whose site "
+        "each request names anew, against the top-level site's (or the first [site]'s).",
+        .max = 1000000, .site = true),
+    OPT("limit-rate", "BYTES", T_BYTES, G_HTTP, SITE_OFF(limit_rate), "0",
+        "Bytes per second each connection may send (HTTP/2: the whole connection), k, m or g "
+        "after the number for 1024, 1024^2, 1024^3; 0: no limit.",
+        .max = 1u << 30, .site = true),
+    OPT("limit-rate-after", "BYTES", T_BYTES, G_HTTP, SITE_OFF(limit_rate_after), "0",
+        "With --limit-rate, the first BYTES of each connection (not of each request) go out "
+        "unlimited.",
+        .max = 2u << 30, .site = true),
     OPT("keepalive-requests", "N", T_UINT, G_HTTP, OFF(keepalive_requests), "10000",
         "Requests per connection (HTTP/2: streams) before it is closed.", .min = 1, .max = 1000000),
     OPT("handshake-timeout", "SECONDS", T_MS, G_HTTP, OFF(handshake_timeout_ms), "10",
@@ -193,13 +208,33 @@ const struct opt *config_find_option(const char *name, size_t len)
 	return NULL;
 }
 
-/* "MIN to MAX" of a T_UINT or T_MS, as the user would write them. */
+/* A T_BYTES bound with the largest suffix that divides it ("1g"). */
+static void bytes_text(unsigned v, char buf[static 16])
+{
+	static const char units[] = "kmg";
+	int u = 0;
+
+	while (u < 3 && v && v % 1024 == 0) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, 16, u ? "%u%c" : "%u", v, u ? units[u - 1] : 0);
+}
+
+/* "MIN to MAX" of a T_UINT, T_MS or T_BYTES, as the user would write them. */
 const char *config_option_range(const struct opt *o, char buf[static 64])
 {
-	if (o->type == T_MS)
+	char lo[16], hi[16];
+
+	if (o->type == T_MS) {
 		snprintf(buf, 64, "%.10g to %.10g", o->min / 1000.0, o->max / 1000.0);
-	else
+	} else if (o->type == T_BYTES) {
+		bytes_text(o->min, lo);
+		bytes_text(o->max, hi);
+		snprintf(buf, 64, "%s to %s", lo, hi);
+	} else {
 		snprintf(buf, 64, "%u to %u", o->min, o->max);
+	}
 	return buf;
 }
 
@@ -212,7 +247,7 @@ const char *config_option_note(const struct opt *o, char buf[static 256])
 {
 	char range[64];
 
-	if (o->type == T_UINT || o->type == T_MS)
+	if (o->type == T_UINT || o->type == T_MS || o->type == T_BYTES)
 		snprintf(buf, 256, "(%s; default: %s)", config_option_range(o, range), o->def);
 	else if (o->def)
 		snprintf(buf, 256, "(default: %s)", o->def);

@@ -20,6 +20,8 @@ enum opt_type {
 		      * placeholder ("FILE|stdout|stderr|off"); the last stores NULL */
 	T_UINT,      /* unsigned in [min, max] */
 	T_MS,        /* seconds with up to 3 decimals, stored as ms in [min, max] */
+	T_BYTES,     /* unsigned in [min, max]: a number of bytes, k, m or g after it
+		      * multiplying by 1024, 1024^2, 1024^3 (nginx's sizes, and g) */
 	T_BOOL,      /* on|off */
 	T_TRISTATE,  /* auto|on|off, in the order of enum config_tristate */
 	T_ENUM,      /* int: position of the value in the placeholder "a|b|c" */

@@ -81,6 +81,41 @@ static void peer_text(struct conn *c, const struct sockaddr *peer, socklen_t pee
 	}
 }
 
+/* The connection's site is decided: the TLS handshake is done (its SNI
+ * names it), or a plain connection was accepted (each of its requests
+ * names a site anew: it counts against the first, the default one). The
+ * per-site limits apply from here, read in this one place. --limit-conn counts the connection from now until it is released;
+ * over the limit it is not counted, and its protocol answers 429. A plain
+ * connection is counted from its accept, so one that holds a connection
+ * without asking anything counts too. */
+static void apply_site_limits(struct conn *c)
+{
+	struct worker *w = c->w;
+
+	c->site = resolve_conn_site(w->srv, sock_tls_servername(c->sock));
+	const struct config_site *cfg = w->srv->sites[c->site].cfg;
+
+	if (cfg->limit_rate)
+		sock_set_rate(c->sock, cfg->limit_rate, cfg->limit_rate_after);
+	if (!cfg->limit_conn || !c->peer_known || !w->conn_limits)
+		return;
+	switch (addr_limit_enter(w->conn_limits, c->site, &c->peer_key, cfg->limit_conn)) {
+	case ADDR_LIMIT_COUNTED:
+		c->limit_counted = true;
+		break;
+	case ADDR_LIMIT_OVER:
+		/* Counted in the metrics; one debug line, not a warning per
+		 * refusal a client can cause at will. */
+		c->over_limit = true;
+		w->stats.limits[STAT_LIMIT_CONN]++;
+		log_msg(LOG_DEBUG, "%s: over --limit-conn %u: 429", c->peer_text, cfg->limit_conn);
+		break;
+	case ADDR_LIMIT_UNTRACKED:
+		w->stats.conn_limit_untracked++;
+		break;
+	}
+}
+
 /* The protocol takes over: HTTP/2 when ALPN chose it, else HTTP/1.1. */
 static void start_proto(struct conn *c)
 {
@@ -88,6 +123,7 @@ static void start_proto(struct conn *c)
 
 	c->proto = sock_alpn_is(c->sock, "h2") ? srv->h2 : srv->h1;
 	c->state = CONN_PROTO;
+	apply_site_limits(c);
 	c->proto->start(c);
 }
 
@@ -106,6 +142,7 @@ int conn_new(struct worker *w, int fd, bool tls, const struct sockaddr *peer, so
 		return -ENOMEM;
 	}
 	peer_text(c, peer, peerlen);
+	c->peer_known = addr_key_from(&c->peer_key, peer, peerlen);
 	link_conn(w, c);
 	hold(c);
 	if (tls) {
@@ -127,6 +164,9 @@ static void released(void *ctx)
 
 	if (c->proto)
 		c->proto->release(c);
+	/* Every way a connection ends comes here, once. */
+	if (c->limit_counted)
+		addr_limit_leave(c->w->conn_limits, c->site, &c->peer_key);
 	unlink_conn(c->w, c);
 	free(c);
 }

@@ -14,6 +14,7 @@
 #include "proto/h1_parser.h"
 #include "proto/static_file.h"
 #include "server/access_log.h"
+#include "server/addr_limit.h"
 #include "server/h1_conn-t.h"
 #include "server/stats-t.h"
 
@@ -71,6 +72,11 @@ struct conn {
 	enum access_end abort_end;   /* why it is being aborted, for the access log */
 	uint64_t deadline_ms;
 	char peer_text[64];          /* the client's address, for the logs */
+	struct addr_key peer_key;    /* ... and as --limit-conn counts it */
+	bool peer_known;             /* peer_key holds an IPv4 or IPv6 address */
+	unsigned site;               /* the site it is for (0 until there are several) */
+	bool limit_counted;          /* --limit-conn counted it: uncounted when released */
+	bool over_limit;             /* --limit-conn refused it: its requests get 429 */
 };
 
 /* Takes ownership of fd (accepted, nonblocking). -ENOMEM if out of memory (fd

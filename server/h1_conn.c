@@ -174,6 +174,13 @@ static void on_request(struct conn *c)
 	log_request_line(c, req->method_name);
 	c->close_after = !req->keep_alive || req->has_body;
 
+	/* --limit-conn: this client has its connections already. */
+	if (c->over_limit) {
+		c->close_after = true;
+		respond_page(c, 429, NULL, NULL);
+		return;
+	}
+
 	/* RFC 9112 3.2: a 1.1 request without Host is answered 400. */
 	if (req->version_minor >= 1 && !req->host.ptr) {
 		c->close_after = true;

@@ -292,7 +292,18 @@ static const char *env_date(void *ctx)
 
 static void env_resolve(void *ctx, const struct static_ask *ask, struct static_target *out)
 {
-	conn_resolve(ctx, ask, out);
+	struct conn *c = ctx;
+
+	/* --limit-conn: this client has its connections already (h2_drive
+	 * sends GOAWAY behind the answer). */
+	if (c->over_limit) {
+		out->status = 429;
+		out->fd = -1;
+		out->mem = NULL;
+		out->extras = (struct resp_extras){0};
+		return;
+	}
+	conn_resolve(c, ask, out);
 }
 
 /* Opens rel again, and only if it is still the file the response head
@@ -479,7 +490,8 @@ static bool owes(const struct conn *c)
  *    moved, the earlier of two: response bytes last went into a batch (a
  *    window held at zero stops that, PING ACKs do not count), and, with a
  *    send in flight, the socket last accepted bytes (a reader that stopped);
- *    neither earlier than the moment we began to owe;
+ *    neither earlier than the moment we began to owe (the socket's alone
+ *    while --limit-rate holds the batch back);
  *  - otherwise: --idle-timeout from the last completed stream;
  *  - and while a header block is unfinished: --header-timeout from its
  *    first byte. */
@@ -499,7 +511,11 @@ static void update_deadline(struct conn *c)
 		uint64_t moved = hs->packed_ms > hs->owed_since_ms ? hs->packed_ms : hs->owed_since_ms;
 		uint64_t sent_ms = sock_sent_ms(c->sock);
 		uint64_t sent = sent_ms > hs->owed_since_ms ? sent_ms : hs->owed_since_ms;
-		if (sock_busy(c->sock) && sent < moved)
+		/* Under --limit-rate a batch leaves as slowly as we let it,
+		 * and no new one is packed meanwhile: while it waited for
+		 * tokens, the socket's clock alone says whether the client
+		 * reads (PING ACKs alone are never throttled). */
+		if (sock_busy(c->sock) && (sent < moved || sock_throttled(c->sock)))
 			moved = sent;
 		d = moved + cfg->send_timeout_ms;
 	} else
@@ -537,8 +553,14 @@ static void h2_tick(struct conn *c)
 {
 	struct h2_session *hs = c->h2;
 
-	if (owes(c))
+	if (owes(c)) {
+		/* A batch held back by --limit-rate leaves without a drive
+		 * (the transport paces it on its own): the socket's clock
+		 * moves meanwhile, and the deadline with it. */
+		if (sock_throttled(c->sock))
+			update_deadline(c);
 		return;
+	}
 	if (hs->out_cap) {
 		if (!plaintext_out(c))
 			bufpool_put(&c->w->bufs, hs->out, hs->out_cap);
@@ -562,6 +584,10 @@ static void h2_drive(struct conn *c)
 	/* Keep reading (WINDOW_UPDATE, RST_STREAM, new requests) while we
 	 * send, as long as the receive buffer has room. */
 	sock_recv(s);
+	/* Over --limit-conn: the streams it asked for are answered 429, and
+	 * GOAWAY after them says to ask for no more on this connection. */
+	if (c->over_limit && nghttp2_session_get_last_proc_stream_id(hs->ng) > 0)
+		h2_session_goaway(hs);
 
 	/* Fill, read, send: the session decides, the ring does it. */
 	if (h2_session_pump(hs, &ring_io) != 0) {

@@ -15,6 +15,7 @@
 #include <openssl/rand.h>
 
 #include "server/access_log.h"
+#include "server/addr_limit.h"
 #include "server/check.h"
 #include "server/config.h"
 #include "server/h1_conn.h"
@@ -537,6 +538,17 @@ int main(int argc, char **argv)
 	if (!workers)
 		return 1;
 	memset(workers, 0, wsize * n);
+	/* --limit-conn counts a client's connections across the workers: one
+	 * table for all of them, room for as many addresses as they may hold
+	 * connections (pages no address reaches are never touched). Made
+	 * whatever the limit, since a reload may set one. */
+	struct addr_limit *conn_limits = addr_limit_new((size_t)n * cfg.max_connections);
+	if (!conn_limits) {
+		free(workers);
+		return 1;
+	}
+	for (unsigned i = 0; i < n; i++)
+		workers[i].conn_limits = conn_limits;
 	unsigned prepared = 0, started = 0;
 	bool pid_written = false;
 	for (; prepared < n; prepared++)
@@ -661,6 +673,7 @@ int main(int argc, char **argv)
 		unlink(cfg.pid_file);
 	access_log_file_close(&access_log);
 	free(workers);
+	addr_limit_free(conn_limits); /* no worker runs any more */
 	while (snapshots) {
 		struct snapshot *s = snapshots;
 		snapshots = s->older;
@@ -687,6 +700,7 @@ fail:
 			worker_unprepare(&workers[i]);
 	}
 	free(workers);
+	addr_limit_free(conn_limits);
 	access_log_file_close(&access_log);
 	server_release(&srv);
 	config_free(&cfg);

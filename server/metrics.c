@@ -70,7 +70,8 @@ static const char *const timeout_names[STAT_TIMEOUTS] = {"handshake", "header", 
 							 "linger"};
 static const char *const limit_names[STAT_LIMITS] = {
     "connections",    "fds",           "header",           "uri",
-    "h2_header_list", "h2_reset_rate", "h2_continuations", "h2_flood"};
+    "h2_header_list", "h2_reset_rate", "h2_continuations", "h2_flood",
+    "conn_limit"};
 static const char *const conn_names[STAT_CONN_STATES] = {"handshake", "reading", "writing", "idle",
 							 "closing"};
 
@@ -163,8 +164,13 @@ static const struct family families[] = {
     {"ktlsd_limit_hits_total", "counter",
      "Clients refused by a limit: connections (--max-connections), fds (accept found no "
      "file descriptor), header (--max-header-size, --max-headers), uri (--max-uri), "
-     "h2_header_list, h2_reset_rate, h2_continuations, h2_flood.",
+     "h2_header_list, h2_reset_rate, h2_continuations, h2_flood, conn_limit (--limit-conn: "
+     "429, once per connection).",
      SNAP(stats.limits), &d_limit, NULL},
+    {"ktlsd_conn_limit_untracked_total", "counter",
+     "Connections --limit-conn let in without counting them: its table had no room for "
+     "their address (it fails open).",
+     SNAP(stats.conn_limit_untracked), NULL, NULL},
     {"ktlsd_open_files", "gauge",
      "Files the worker holds open: its file cache and the responses reading them.",
      SNAP(open_files), NULL, NULL},
@@ -318,6 +324,8 @@ static void json_snapshot(struct metrics_buf *b, const struct worker_snapshot *s
 	json_values(b, "timeouts", &d_timeout, s, SNAP(stats.timeouts));
 	metrics_printf(b, ",");
 	json_values(b, "limit_hits", &d_limit, s, SNAP(stats.limits));
+	metrics_printf(b, ",\"conn_limit_untracked\":%llu",
+		       (unsigned long long)st->conn_limit_untracked);
 	metrics_printf(b, ",\"files\":{\"open\":%llu,\"cache\":{\"entries\":%llu,",
 		       (unsigned long long)s->open_files,
 		       (unsigned long long)s->file_cache_entries);

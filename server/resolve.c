@@ -49,6 +49,13 @@ static int site_of_host(const struct server *srv, const char *host, size_t len)
 	return len ? vhost_find(&srv->names, name, len) : -1;
 }
 
+unsigned resolve_conn_site(const struct server *srv, const char *sni)
+{
+	int i = sni && srv->names.n ? vhost_find(&srv->names, sni, strlen(sni)) : -1;
+
+	return i < 0 ? 0 : (unsigned)i;
+}
+
 /* NULL: the request is misdirected (421). */
 static const struct site *pick_site(const struct server *srv, bool tls, const char *sni,
 				    const char *host, size_t host_len)
@@ -60,8 +67,7 @@ static const struct site *pick_site(const struct server *srv, bool tls, const ch
 	by_host = site_of_host(srv, host, host_len);
 	if (!tls) /* plain HTTP: Host alone picks the site */
 		return &srv->sites[by_host < 0 ? 0 : by_host];
-	if (sni && (by_conn = vhost_find(&srv->names, sni, strlen(sni))) < 0)
-		by_conn = 0;
+	by_conn = (int)resolve_conn_site(srv, sni);
 	if (by_host < 0 || by_host == by_conn)
 		return &srv->sites[by_conn];
 	return NULL;

@@ -26,6 +26,10 @@ struct filecache;
 void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms, bool tls,
 		    const char *sni, const struct static_ask *ask, struct static_target *out);
 
+/* The index in srv->sites of a connection's site: the one its TLS SNI
+ * names, else the default (0). */
+unsigned resolve_conn_site(const struct server *srv, const char *sni);
+
 /* The root_fd behind static_target's root, to open its rel again. */
 int resolve_root_fd(const void *root);
 

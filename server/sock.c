@@ -13,6 +13,7 @@
 #include "ktls/tls.h"
 #include "server/bufpool.h"
 #include "server/log.h"
+#include "server/pace.h"
 #include "server/pipepool.h"
 #include "server/ring.h"
 #include "server/rxring.h"
@@ -93,6 +94,14 @@ struct sock {
 	unsigned char *ct;
 	size_t ct_len, ct_sent, ct_cap;
 	bool ct_posted;               /* the send in flight is of ct */
+
+	/* --limit-rate: the bucket every send and splice into the socket asks
+	 * first, and the timer a send waits on for its tokens. */
+	struct pace pace;
+	struct ring_op pace_op;
+	struct __kernel_timespec pace_ts;
+	bool pace_posted;             /* the timer runs: the next send waits for it */
+	bool throttled;               /* the queue waited for tokens since it was last empty */
 };
 
 /* Plaintext sealed at once: 16 records, one send. */
@@ -121,6 +130,7 @@ static void ctrl_done(struct ring_op *op, int res, uint32_t flags);
 static void splice_in_done(struct ring_op *op, int res, uint32_t flags);
 static void splice_out_done(struct ring_op *op, int res, uint32_t flags);
 static void poll_done(struct ring_op *op, int res, uint32_t flags);
+static void pace_done(struct ring_op *op, int res, uint32_t flags);
 static void pipe_ready(struct pipe_waiter *wt, struct pipe_lease *p);
 
 struct sock *sock_new(struct worker *w, int fd, bool tls, const struct sock_handler *h,
@@ -148,6 +158,7 @@ struct sock *sock_new(struct worker *w, int fd, bool tls, const struct sock_hand
 	s->splice_in_op.complete = splice_in_done;
 	s->splice_out_op.complete = splice_out_done;
 	s->poll_op.complete = poll_done;
+	s->pace_op.complete = pace_done;
 	s->pipe_wait.ready = pipe_ready;
 	if (tls) {
 		s->ssl = tls_conn_new(w->tls, &s->wire);
@@ -232,6 +243,8 @@ void sock_abort(struct sock *s)
 		ring_cancel(ring, &s->splice_out_op);
 		ring_cancel(ring, &s->poll_op);
 	}
+	if (s->pace_posted)
+		ring_cancel(ring, &s->pace_op);
 	if (s->pipe_waiting) {
 		pipepool_cancel(&s->w->pipes, &s->pipe_wait);
 		s->pipe_waiting = false;
@@ -309,6 +322,42 @@ bool sock_rekey_needed(const struct sock *s)
 static bool openssl_may_run(const struct sock *s)
 {
 	return !s->send_posted && !s->ctrl_posted;
+}
+
+/* ---- pacing (--limit-rate) ---- */
+
+void sock_set_rate(struct sock *s, uint64_t rate, uint64_t after)
+{
+	pace_init(&s->pace, rate, after, s->w->now_ms);
+}
+
+bool sock_throttled(const struct sock *s)
+{
+	return s->throttled;
+}
+
+/* How many of want bytes may go into the socket now. 0: none, and the
+ * timer is armed; pace_done moves the queue on when it fires. The one
+ * place where sends and splices are paced, so HTTP/1.1 and HTTP/2 (the
+ * whole connection) share one bucket. Unlimited: one branch. */
+static size_t pace_allow(struct sock *s, size_t want)
+{
+	if (!s->pace.rate)
+		return want;
+	size_t n = pace_grant(&s->pace, want, s->w->now_ms);
+	if (n < want)
+		s->throttled = true;
+	if (n)
+		return n;
+	uint64_t ms = pace_wait_ms(&s->pace, want);
+	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
+	s->pace_ts.tv_sec = (long long)(ms / 1000);
+	s->pace_ts.tv_nsec = (long long)(ms % 1000) * 1000000;
+	io_uring_prep_timeout(sqe, &s->pace_ts, 0, 0);
+	ring_op_attach(sqe, &s->pace_op);
+	s->pace_posted = true;
+	s->inflight++;
+	return 0;
 }
 
 /* Whether OpenSSL left something to send that no protocol step will: its
@@ -682,7 +731,8 @@ bool sock_peer_eof(const struct sock *s)
 
 bool sock_busy(const struct sock *s)
 {
-	return s->send_posted || s->ctrl_posted || s->splice_posted || s->pipe_waiting;
+	return s->send_posted || s->ctrl_posted || s->splice_posted || s->pipe_waiting ||
+	       s->pace_posted;
 }
 
 bool sock_tx_pending(const struct sock *s)
@@ -748,7 +798,7 @@ int sock_write(struct sock *s, const void *data, size_t len)
 
 void sock_send(struct sock *s, int msg_flags)
 {
-	if (s->closing || s->send_posted || s->ctrl_posted)
+	if (s->closing || s->send_posted || s->ctrl_posted || s->pace_posted)
 		return;
 	/* User-space TLS: seal the stage into tx once the previous chunk's
 	 * ciphertext has left, so the next file read fills the stage while
@@ -922,7 +972,7 @@ static void post_next_send(struct sock *s)
 {
 	struct tls_wire *wi = &s->wire;
 
-	if (s->closing || s->send_posted || s->ctrl_posted)
+	if (s->closing || s->send_posted || s->ctrl_posted || s->pace_posted)
 		return;
 	for (;;) {
 		size_t end = wi->tx_len;
@@ -962,7 +1012,10 @@ static void post_next_send(struct sock *s)
 			end = wi->ctrl->at;
 		}
 		if (s->tx_sent < end && wi->sealer && !wi->switch_pending) {
-			size_t len = end - s->tx_sent < SEAL_MAX ? end - s->tx_sent : SEAL_MAX;
+			size_t len = pace_allow(s, end - s->tx_sent < SEAL_MAX ? end - s->tx_sent
+									: SEAL_MAX);
+			if (len == 0)
+				return;
 			if (!seal(s, 23, wi->tx + s->tx_sent, len))
 				return;
 			s->tx_sent += len;
@@ -971,8 +1024,17 @@ static void post_next_send(struct sock *s)
 			continue;
 		}
 		if (s->tx_sent < end) {
-			struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
 			int more = end == wi->tx_len ? s->send_flags : MSG_MORE;
+			size_t n = pace_allow(s, end - s->tx_sent);
+			if (n == 0)
+				return;
+			if (n < end - s->tx_sent) {
+				/* Cut by the rate: the cut leaves now, not corked
+				 * until the next send a tenth of a second later. */
+				end = s->tx_sent + n;
+				more = 0;
+			}
+			struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
 			if (s->holes && gather(s, end))
 				io_uring_prep_sendmsg(sqe, s->fd, &s->holes->msg, MSG_NOSIGNAL | more);
 			else
@@ -987,6 +1049,8 @@ static void post_next_send(struct sock *s)
 		}
 		if (s->tx_sent == wi->tx_len && wi->tx_len > 0) {
 			tx_restart(s);
+			if (s->splice_len == 0)
+				s->throttled = false;
 			continue;
 		}
 		return;
@@ -999,6 +1063,8 @@ static void account_sent(struct sock *s, enum stat_via via, int res)
 
 	s->bytes_sent += (uint64_t)res;
 	s->w->stats.bytes_out[via][tls] += (uint64_t)res;
+	if (s->pace.rate && res > 0)
+		pace_spend(&s->pace, (size_t)res);
 	if (res > 0)
 		s->sent_ms = s->w->now_ms;
 }
@@ -1036,8 +1102,8 @@ static void send_done(struct ring_op *op, int res, uint32_t flags)
 	post_next_send(s);
 	/* With the next sealed records on their way and tx empty, the
 	 * protocol may fill tx again (the next file read) meanwhile. */
-	if (!s->closing && ((!s->send_posted && !s->ctrl_posted) ||
-			    (s->ct_posted && s->wire.tx_len == 0)))
+	if (!s->closing && !s->pace_posted &&
+	    ((!s->send_posted && !s->ctrl_posted) || (s->ct_posted && s->wire.tx_len == 0)))
 		s->h->drive(s->ctx);
 out:
 	sock_release(s);
@@ -1059,7 +1125,7 @@ static void ctrl_done(struct ring_op *op, int res, uint32_t flags)
 		goto out;
 	}
 	post_next_send(s);
-	if (!s->send_posted && !s->ctrl_posted && !s->closing)
+	if (!s->send_posted && !s->ctrl_posted && !s->pace_posted && !s->closing)
 		s->h->drive(s->ctx);
 out:
 	sock_release(s);
@@ -1104,9 +1170,11 @@ uint64_t sock_bytes_sent(const struct sock *s)
 	return s->bytes_sent;
 }
 
+/* Waiting for --limit-rate's tokens is not the client being slow: the
+ * send timeout does not run meanwhile. */
 uint64_t sock_sent_ms(const struct sock *s)
 {
-	return s->sent_ms;
+	return s->pace_posted ? s->w->now_ms : s->sent_ms;
 }
 
 /* ---- splice: file -> leased pipe -> socket ---- */
@@ -1123,15 +1191,20 @@ size_t sock_splice_max(const struct sock *s)
 
 static void post_splice(struct sock *s, struct ring_op *op, bool in)
 {
-	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
+	struct io_uring_sqe *sqe;
 
 	if (in) {
 		size_t n = s->splice_want < s->pipe->size ? s->splice_want : s->pipe->size;
+		sqe = ring_sqe(&s->w->ring);
 		io_uring_prep_splice(sqe, s->splice_fd, (int64_t)s->splice_off, s->pipe->fd[1], -1,
 				     (unsigned)n, 0);
 	} else {
-		io_uring_prep_splice(sqe, s->pipe->fd[0], -1, s->fd, -1, (unsigned)s->splice_len,
-				     s->splice_more ? SPLICE_F_MORE : 0);
+		size_t n = pace_allow(s, s->splice_len);
+		if (n == 0)
+			return; /* pace_done splices on */
+		sqe = ring_sqe(&s->w->ring);
+		io_uring_prep_splice(sqe, s->pipe->fd[0], -1, s->fd, -1, (unsigned)n,
+				     s->splice_more && n == s->splice_len ? SPLICE_F_MORE : 0);
 	}
 	ring_op_attach(sqe, op);
 	s->splice_posted = true;
@@ -1250,6 +1323,8 @@ static void splice_out_done(struct ring_op *op, int res, uint32_t flags)
 		post_splice(s, &s->splice_out_op, false);
 		goto out;
 	}
+	if (s->wire.tx_len == s->tx_sent)
+		s->throttled = false;
 	pipe_give_back(s);
 	s->h->drive(s->ctx);
 out:
@@ -1269,6 +1344,28 @@ static void poll_done(struct ring_op *op, int res, uint32_t flags)
 		goto out;
 	}
 	post_splice(s, &s->splice_out_op, false);
+out:
+	sock_release(s);
+}
+
+/* The tokens a send or splice waited for are there (or the sock closed:
+ * the cancel). */
+static void pace_done(struct ring_op *op, int res, uint32_t flags)
+{
+	struct sock *s = container_of(op, struct sock, pace_op);
+
+	(void)res;
+	(void)flags;
+	s->pace_posted = false;
+	if (s->closing)
+		goto out;
+	if (s->splice_len > 0) {
+		post_splice(s, &s->splice_out_op, false);
+		goto out;
+	}
+	post_next_send(s);
+	if (!s->send_posted && !s->ctrl_posted && !s->pace_posted && !s->closing)
+		s->h->drive(s->ctx);
 out:
 	sock_release(s);
 }

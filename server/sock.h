@@ -151,8 +151,19 @@ void sock_shutdown_write(struct sock *s);
 /* Gives back buffers a quiet connection does not need. */
 void sock_release_idle_buffers(struct sock *s);
 
-/* Bytes the socket accepted in all, and when it last accepted some. */
+/* Bytes the socket accepted in all, and when it last accepted some (or
+ * now, while a send waits for --limit-rate's tokens). */
 uint64_t sock_bytes_sent(const struct sock *s);
 uint64_t sock_sent_ms(const struct sock *s);
+
+/* --limit-rate: at most rate bytes a second into the socket from now on
+ * (0: no limit), after the first after bytes. Every send and splice is
+ * paced here, in chunks of about a tenth of a second's worth (pace.h);
+ * while a send waits for its tokens the sock is busy, as with a send in
+ * flight, and a ring timeout, not a loop, does the waiting. */
+void sock_set_rate(struct sock *s, uint64_t rate, uint64_t after);
+/* What is queued had to wait for tokens since the queue was last empty:
+ * its slowness is ours, not the client's. */
+bool sock_throttled(const struct sock *s);
 
 #endif

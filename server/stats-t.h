@@ -42,6 +42,7 @@ enum stat_limit {
 	STAT_LIMIT_H2_RESETS,      /* --h2-reset-rate: GOAWAY */
 	STAT_LIMIT_H2_CONTINUATIONS, /* --h2-max-continuations: the connection is dropped */
 	STAT_LIMIT_H2_FLOOD,       /* nghttp2's flood guards (SETTINGS, PING, ...): dropped */
+	STAT_LIMIT_CONN,           /* --limit-conn: 429, then closed (once per connection) */
 	STAT_LIMITS,
 };
 

@@ -31,6 +31,7 @@
 
 struct conn;
 struct conn_proto;
+struct addr_limit;
 
 /* Read-only after start; every worker points at the same one. */
 struct server {
@@ -80,6 +81,7 @@ struct worker_stats {
 	uint64_t recv_ring, recv_nobufs;         /* recvs that took a ring buffer; found it empty */
 	uint64_t timeouts[STAT_TIMEOUTS];
 	uint64_t limits[STAT_LIMITS];
+	uint64_t conn_limit_untracked;           /* --limit-conn could not count: let in (addr_limit.h) */
 	uint64_t truncated;
 	uint64_t h2_mapped_bytes;                /* HTTP/2 payloads sent from mapped file pages */
 };
@@ -121,6 +123,9 @@ struct worker {
 	struct rxring rx_ring;       /* where idle connections' recvs land (feat.buf_ring) */
 	struct pipepool pipes;       /* pipes for splice, leased a chunk at a time */
 	struct filecache files;      /* open files by path, revalidated each second */
+	/* --limit-conn's counts, shared by all workers: main.c's, which makes
+	 * it before they start and frees it after they are joined. */
+	struct addr_limit *conn_limits;
 	struct conn *conns;          /* list head */
 	unsigned nconns;
 	unsigned nconns_high;        /* most connections at once since the heap was last trimmed */

@@ -237,6 +237,54 @@ START_TEST(test_both_flag_forms)
 }
 END_TEST
 
+/* --limit-rate and --limit-rate-after: bytes with nginx's k/m suffixes, and g. */
+START_TEST(test_bytes)
+{
+	struct run r;
+
+	RUN_OK(&r, "--root", "/");
+	ck_assert_uint_eq(r.cfg.site.limit_conn, 0);
+	ck_assert_uint_eq(r.cfg.site.limit_rate, 0);
+	ck_assert_uint_eq(r.cfg.site.limit_rate_after, 0);
+	done(&r);
+
+	RUN_OK(&r, "--root", "/", "--limit-rate", "256k", "--limit-rate-after=1M", "--limit-conn",
+	       "3");
+	ck_assert_uint_eq(r.cfg.site.limit_rate, 256 * 1024);
+	ck_assert_uint_eq(r.cfg.site.limit_rate_after, 1024 * 1024);
+	ck_assert_uint_eq(r.cfg.site.limit_conn, 3);
+	done(&r);
+
+	RUN_OK(&r, "--root", "/", "--limit-rate", "1g", "--limit-rate-after", "2g");
+	ck_assert_uint_eq(r.cfg.site.limit_rate, 1u << 30);
+	ck_assert_uint_eq(r.cfg.site.limit_rate_after, 2u << 30);
+	done(&r);
+
+	RUN_OK(&r, "--root", "/", "--limit-rate", "1000");
+	ck_assert_uint_eq(r.cfg.site.limit_rate, 1000);
+	done(&r);
+
+	RUN_ERR("ktlsd: --limit-rate: expected bytes (k, m, g: 1024, 1024^2, 1024^3) from 0 to "
+	        "1g, got '2g'",
+	        "--root", "/", "--limit-rate", "2g");
+	RUN_ERR("ktlsd: --limit-rate: expected bytes (k, m, g: 1024, 1024^2, 1024^3) from 0 to "
+	        "1g, got '1kb'",
+	        "--root", "/", "--limit-rate", "1kb");
+	RUN_ERR("ktlsd: --limit-rate: expected bytes (k, m, g: 1024, 1024^2, 1024^3) from 0 to "
+	        "1g, got 'k'",
+	        "--root", "/", "--limit-rate", "k");
+	RUN_ERR("ktlsd: --limit-rate: expected bytes (k, m, g: 1024, 1024^2, 1024^3) from 0 to "
+	        "1g, got '1t'",
+	        "--root", "/", "--limit-rate", "1t");
+	RUN_ERR("ktlsd: --limit-rate-after: expected bytes (k, m, g: 1024, 1024^2, 1024^3) from 0 "
+	        "to 2g, got '99999999999999999999k'",
+	        "--root", "/", "--limit-rate-after", "99999999999999999999k");
+	RUN_ERR("ktlsd: --limit-rate: expected bytes (k, m, g: 1024, 1024^2, 1024^3) from 0 to "
+	        "1g, got '-1'",
+	        "--root", "/", "--limit-rate=-1");
+}
+END_TEST
+
 START_TEST(test_uint)
 {
 	struct run r;
@@ -641,6 +689,9 @@ START_TEST(test_help)
 	                                           "max-headers",
 	                                           "max-uri",
 	                                           "max-connections",
+	                                           "limit-conn",
+	                                           "limit-rate",
+	                                           "limit-rate-after",
 	                                           "keepalive-requests",
 	                                           "handshake-timeout",
 	                                           "header-timeout",
@@ -1102,6 +1153,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_defaults_alone);
 	tcase_add_test(tc, test_both_flag_forms);
 	tcase_add_test(tc, test_uint);
+	tcase_add_test(tc, test_bytes);
 	tcase_add_test(tc, test_seconds);
 	tcase_add_test(tc, test_ticket_key_files);
 	tcase_add_test(tc, test_words);

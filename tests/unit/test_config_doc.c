@@ -164,6 +164,7 @@ START_TEST(test_sample_defaults_parse)
 			break;
 		case T_UINT:
 		case T_MS:
+		case T_BYTES:
 			ck_assert_uint_eq(*(unsigned *)((char *)&parsed + o->off),
 			                  *(unsigned *)((char *)&defaults + o->off));
 			break;

@@ -27,6 +27,7 @@ START_TEST(test_reasons)
 	    {414, "URI Too Long"},
 	    {416, "Range Not Satisfiable"},
 	    {421, "Misdirected Request"},
+	    {429, "Too Many Requests"},
 	    {431, "Request Header Fields Too Large"},
 	    {500, "Internal Server Error"},
 	    {501, "Not Implemented"},
