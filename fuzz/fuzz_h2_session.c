@@ -239,7 +239,7 @@ static void fz_resolve(void *ctx, const char *target, size_t len, struct static_
 	const struct run *r = ctx;
 	const struct static_opener op = {.open = fz_open, .close = fz_close};
 
-	static_target_resolve(target, len, r->dotfiles, mime, &op, out);
+	static_target_resolve(target, len, r->dotfiles, false, mime, &op, out);
 }
 
 /* The fixtures never change: a reopen finds the file the head described. */

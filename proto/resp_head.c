@@ -25,6 +25,8 @@ static const struct {
     [RESP_ALLOW] = NAME("Allow", "allow"),
     [RESP_LOCATION] = NAME("Location", "location"),
     [RESP_CONNECTION] = NAME("Connection", "connection"),
+    [RESP_VARY] = NAME("Vary", "vary"),
+    [RESP_CACHE_CONTROL] = NAME("Cache-Control", "cache-control"),
 };
 #undef NAME
 
@@ -114,6 +116,16 @@ void resp_head_page(struct resp_head *h, int status, const char *date, size_t pa
 		resp_head_add(h, RESP_ALLOW, "GET, HEAD");
 	if (location)
 		resp_head_add(h, RESP_LOCATION, location);
+}
+
+void resp_head_listing(struct resp_head *h, const char *date, const char *content_type,
+		       unsigned long long body_len)
+{
+	resp_head_init(h, 200, date);
+	resp_head_add(h, RESP_CONTENT_TYPE, content_type);
+	add_length(h, body_len);
+	resp_head_add_len(h, RESP_VARY, LIT("Accept"));
+	resp_head_add_len(h, RESP_CACHE_CONTROL, LIT("no-cache"));
 }
 
 /* Appends n bytes of p at *len if they fit with a NUL after them. */

@@ -29,6 +29,8 @@ enum resp_name {
 	RESP_ALLOW,
 	RESP_LOCATION,
 	RESP_CONNECTION, /* HTTP/1.1 only (RFC 9113 8.2.2 forbids it in HTTP/2) */
+	RESP_VARY,
+	RESP_CACHE_CONTROL,
 };
 
 /* The most fields a head can hold: a file response has 8, HTTP/1.1 adds
@@ -68,6 +70,12 @@ void resp_head_file(struct resp_head *h, const struct static_response *sr, const
  * or a 301 to location (NULL otherwise); a 405 says what is allowed. */
 void resp_head_page(struct resp_head *h, int status, const char *date, size_t page_len,
 		    const char *location);
+
+/* The head of a directory listing (proto/autoindex.h) of body_len bytes
+ * in content_type: it depends on Accept (Vary), and is made afresh for
+ * each request, so it carries no validators and caches ask each time. */
+void resp_head_listing(struct resp_head *h, const char *date, const char *content_type,
+		       unsigned long long body_len);
 
 /* Serializes h as an HTTP/1.1 head ("HTTP/1.1 200 OK\r\n", a line per
  * field, the empty line) into out, NUL-terminated. Returns its length

@@ -61,7 +61,7 @@ static void describe(const struct mime_table *mime, const struct stat *st,
 	out->file.content_type = mime_lookup(mime, out->rel);
 }
 
-void static_target_resolve(const char *target, size_t len, bool dotfiles,
+void static_target_resolve(const char *target, size_t len, bool dotfiles, bool autoindex,
 			   const struct mime_table *mime, const struct static_opener *op,
 			   struct static_target *out)
 {
@@ -111,9 +111,20 @@ void static_target_resolve(const char *target, size_t len, bool dotfiles,
 		describe(mime, &st, out);
 		return;
 	}
-	/* No directory listings: a folder without index.html is as good as absent. */
 	if (out->fd >= 0)
 		op->close(op->ctx, out->fd);
+	if (autoindex && (out->fd >= 0 || out->fd == -ENOENT)) {
+		/* No index.html (or one that is not a file): list the folder. */
+		if (rl)
+			out->rel[rl] = '\0';
+		else
+			memcpy(out->rel, ".", 2);
+		out->fd = -1;
+		out->mem = NULL;
+		out->status = STATIC_LIST_DIR;
+		return;
+	}
+	/* Without autoindex a folder without index.html is as good as absent. */
 	out->status = out->fd == -EACCES ? 403 : 404;
 	out->fd = -1;
 	out->mem = NULL;

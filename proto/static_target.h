@@ -1,7 +1,7 @@
 /* From a request-target to what to serve, for both HTTP versions and for the
  * fuzz target alike: the path rules, dotfiles, directories (a 301 to add the
- * slash, else their index.html) and the status when there is nothing to
- * serve. Sans-I/O: files are opened and closed through the caller's
+ * slash, else their index.html, else with autoindex a listing) and the
+ * status when there is nothing to serve. Sans-I/O: files are opened and closed through the caller's
  * callbacks (the server: openat2 beneath the root, through its open-file
  * cache). */
 #ifndef KTLSD_PROTO_STATIC_TARGET_H
@@ -26,8 +26,10 @@ struct static_opener {
 };
 
 /* Fills out: with status 0, out->fd is open (the caller's, to close
- * through op->close) and out->file describes it (its type from mime). */
-void static_target_resolve(const char *target, size_t len, bool dotfiles,
+ * through op->close) and out->file describes it (its type from mime).
+ * autoindex: a folder (asked for with its slash) without an index.html
+ * gets STATIC_LIST_DIR, out->rel the folder, rather than 404. */
+void static_target_resolve(const char *target, size_t len, bool dotfiles, bool autoindex,
 			   const struct mime_table *mime, const struct static_opener *op,
 			   struct static_target *out);
 

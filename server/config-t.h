@@ -79,6 +79,7 @@ struct config {
 	unsigned shutdown_grace_ms;      /* --shutdown-grace SECONDS */
 	unsigned drain_delay_ms;         /* --drain-delay SECONDS */
 	bool dotfiles;                   /* --dotfiles on|off (off: 404) */
+	bool autoindex;                  /* --autoindex on|off: list folders without index.html */
 	char *mime_types;                /* --mime-types FILE (default /etc/mime.types) */
 
 	/* Logging */

@@ -128,6 +128,9 @@ const struct opt config_options[] = {
         .min = 32768, .max = 4194304),
     OPT("dotfiles", "on|off", T_BOOL, G_HTTP, OFF(dotfiles), "off",
         "Serve names starting with '.'; off answers 404."),
+    OPT("autoindex", "on|off", T_BOOL, G_HTTP, OFF(autoindex), "off",
+        "List a folder that has no index.html, as HTML or, for Accept: application/json or "
+        "?format=json, as JSON; off answers 404."),
     OPT("mime-types", "FILE", T_STRING, G_HTTP, OFF(mime_types), "/etc/mime.types",
         "Content-Type by file extension, in mime.types format (\"type ext ext...\"); a "
         "built-in list fills in what the file lacks, or all of it if the file cannot be read."),

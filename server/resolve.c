@@ -41,7 +41,8 @@ void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now
 	struct opener_ctx o = {.srv = srv, .fc = fc, .now_ms = now_ms};
 	const struct static_opener op = {.open = open_file, .close = close_file, .ctx = &o};
 
-	static_target_resolve(target, len, srv->cfg->dotfiles, srv->mime, &op, out);
+	static_target_resolve(target, len, srv->cfg->dotfiles, srv->cfg->autoindex, srv->mime, &op,
+			      out);
 	if (out->status == 0)
 		out->file.recent = (int64_t)time(NULL) - out->file.mtime_sec < ETAG_SETTLED_S;
 }

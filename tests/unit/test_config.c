@@ -190,6 +190,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(r.cfg.send_timeout_ms, 60000);
 	ck_assert_uint_eq(r.cfg.shutdown_grace_ms, 30000);
 	ck_assert(!r.cfg.dotfiles);
+	ck_assert(!r.cfg.autoindex);
 	ck_assert_ptr_null(r.cfg.access_log);
 	ck_assert_ptr_null(r.cfg.error_log);
 	ck_assert_int_eq(r.cfg.log_level, CONFIG_LOG_INFO);
@@ -354,10 +355,11 @@ START_TEST(test_words)
 	struct run r;
 
 	RUN_OK(&r, "--root", "/", "--tls-session-tickets", "off", "--sendfile=OFF", "--dotfiles",
-	       "on", "--ktls", "on", "--log-level", "error");
+	       "on", "--ktls", "on", "--log-level", "error", "--autoindex", "on");
 	ck_assert(!r.cfg.tls_session_tickets);
 	ck_assert_int_eq(r.cfg.sendfile, CONFIG_OFF);
 	ck_assert(r.cfg.dotfiles);
+	ck_assert(r.cfg.autoindex);
 	ck_assert_int_eq(r.cfg.ktls, CONFIG_ON);
 	ck_assert_int_eq(r.cfg.log_level, CONFIG_LOG_ERROR);
 	done(&r);
@@ -644,6 +646,7 @@ START_TEST(test_help)
 	                                           "drain-delay",
 	                                           "shutdown-grace",
 	                                           "dotfiles",
+	                                           "autoindex",
 	                                           "mime-types",
 	                                           "access-log",
 	                                           "access-log-format",

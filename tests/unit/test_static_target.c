@@ -21,7 +21,7 @@ static int fake_open(void *ctx, const char *rel, struct stat *st, const void **m
 		st->st_size = 5;
 		st->st_ino = 9;
 	} else if (strcmp(rel, "dir") == 0 || strcmp(rel, "bare") == 0 ||
-		   strcmp(rel, "a b") == 0) {
+		   strcmp(rel, "a b") == 0 || strcmp(rel, ".") == 0) {
 		st->st_mode = S_IFDIR | 0755;
 	} else if (strcmp(rel, "secret") == 0) {
 		return -EACCES;
@@ -41,12 +41,13 @@ static void fake_close(void *ctx, int fd)
 }
 
 static struct static_target out;
+static bool autoindex;
 
 static int resolve(const char *target, bool dotfiles)
 {
 	static const struct static_opener op = {.open = fake_open, .close = fake_close};
 	opened = closed = 0;
-	static_target_resolve(target, strlen(target), dotfiles, NULL, &op, &out);
+	static_target_resolve(target, strlen(target), dotfiles, autoindex, NULL, &op, &out);
 	return out.status;
 }
 
@@ -73,6 +74,27 @@ START_TEST(directory_index_and_redirect)
 }
 END_TEST
 
+START_TEST(directory_listing)
+{
+	autoindex = true;
+	ck_assert_int_eq(resolve("/bare/", false), STATIC_LIST_DIR);
+	ck_assert_str_eq(out.rel, "bare");
+	ck_assert_int_eq(out.fd, -1);
+	ck_assert_int_eq(closed, opened); /* nothing left open */
+	ck_assert_int_eq(resolve("/bare/?format=json", false), STATIC_LIST_DIR);
+	ck_assert_str_eq(out.rel, "bare");
+	ck_assert_int_eq(resolve("/", false), STATIC_LIST_DIR);
+	ck_assert_str_eq(out.rel, ".");
+	/* index.html still wins; the slash is still added first */
+	ck_assert_int_eq(resolve("/dir/", false), 0);
+	ck_assert_str_eq(out.rel, "dir/index.html");
+	ck_assert_int_eq(resolve("/bare", false), 301);
+	ck_assert_int_eq(resolve("/secret/", false), 403);
+	ck_assert_int_eq(resolve("/.git/", false), 404);
+	autoindex = false;
+}
+END_TEST
+
 START_TEST(errors)
 {
 	ck_assert_int_eq(resolve("/missing", false), 404);
@@ -89,6 +111,7 @@ int main(void)
 	Suite *s = suite_create("static_target");
 	TCase *tc = tcase_create("resolve");
 	tcase_add_test(tc, file);
+	tcase_add_test(tc, directory_listing);
 	tcase_add_test(tc, directory_index_and_redirect);
 	tcase_add_test(tc, errors);
 	suite_add_tcase(s, tc);
