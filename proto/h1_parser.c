@@ -41,6 +41,7 @@ static const struct h1_field {
     {"If-Unmodified-Since", offsetof(struct h1_parser, req.if_unmodified_since), NULL},
     {"User-Agent", offsetof(struct h1_parser, req.user_agent), NULL},
     {"Referer", offsetof(struct h1_parser, req.referer), NULL},
+    {"Accept", offsetof(struct h1_parser, req.accept), NULL},
     {"Transfer-Encoding", offsetof(struct h1_parser, te), NULL},
 };
 

@@ -44,6 +44,7 @@ struct h1_request {
 	struct h1_str if_range;
 	struct h1_str user_agent;
 	struct h1_str referer;
+	struct h1_str accept;       /* for a listing's format (proto/autoindex.h) */
 };
 
 #define H1_ARENA_SIZE 16384

@@ -21,6 +21,7 @@
 #include "server/bufpool.h"
 #include "server/config.h"
 #include "server/filecache.h"
+#include "server/lister.h"
 #include "server/log.h"
 #include "server/pipepool.h"
 #include "server/ring.h"
@@ -114,6 +115,7 @@ struct worker {
 	struct rxring rx_ring;       /* where idle connections' recvs land (feat.buf_ring) */
 	struct pipepool pipes;       /* pipes for splice, leased a chunk at a time */
 	struct filecache files;      /* open files by path, revalidated each second */
+	struct lister lister;        /* --autoindex: its listing thread, once it lists */
 	struct conn *conns;          /* list head */
 	unsigned nconns;
 	unsigned nconns_high;        /* most connections at once since the heap was last trimmed */
