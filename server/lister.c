@@ -238,8 +238,13 @@ static void *lister_main(void *arg)
 	uint64_t one = 1;
 
 	pthread_setname_np(pthread_self(), "ktlsd-lister");
-	/* Linux nice is per thread: this one only. */
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), LISTER_NICE) < 0)
+	/* Linux nice is per thread: this one only, relative to the worker's
+	 * (a server run under nice stays below it). */
+	id_t tid = (id_t)gettid();
+	errno = 0;
+	int prio = getpriority(PRIO_PROCESS, tid);
+	if (errno == 0 &&
+	    setpriority(PRIO_PROCESS, tid, prio + LISTER_NICE > 19 ? 19 : prio + LISTER_NICE) < 0)
 		log_msg(LOG_DEBUG, "listing thread: setpriority: %s", strerror(errno));
 	pthread_mutex_lock(&l->mu);
 	for (;;) {

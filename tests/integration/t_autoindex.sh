@@ -179,6 +179,9 @@ for i in 1 2 3; do
 	py_client 20 "$AI" h2-drop "$PORT" '/big/?format=json'
 done
 expect_eq "dropped clients: sent and gone" "$OUT" DROPPED
+# Streams reset while their listings are made, on a connection that stays.
+py_client 30 "$(dirname "${BASH_SOURCE[0]}")/h2_client.py" rst-flood "$PORT" 4 '/big/?format=json' 2
+expect_eq "HTTP/2 streams reset mid-listing: the connection stays" "$(tail -n1 "$PY_OUT")" OPEN
 fetch after /small.txt
 expect_eq "after clients left mid-listing: still serving" "$STATUS $(cat "$T/after.b")" "200 small"
 fetch after-big '/big/?format=json'
