@@ -21,6 +21,11 @@ words the shell compares.
       the small response was complete before the last listing's, else
       "SMALL_FIRST no".
 
+  term PORT SMALL LIST
+      Sends GETs for SMALL and LIST in one write, reads SMALL's response and
+      prints "READY" (the server has LIST in hand: it started it as soon as
+      SMALL's response was sent), then "LIST status entries" for LIST's.
+
   h1-drop PORT PATH       sends a GET for PATH and closes at once
   h2-drop PORT PATH       HTTP/2: GET PATH on streams 1 and 3, RST_STREAM
                           on 1, then closes the connection
@@ -178,6 +183,21 @@ def pipeline(argv):
     big.close()
 
 
+def term(argv):
+    port, small, lst = int(argv[0]), argv[1], argv[2]
+    s = tls(port)
+    s.sendall(("GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n"
+               "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n" % (small, lst)).encode())
+    buf = bytearray()
+    read_response(s, buf)
+    print("READY", flush=True)
+    try:
+        status, body = read_response(s, buf)
+        print("LIST %d %d" % (status, len(json.loads(body))))
+    except (OSError, EOFError, ValueError) as e:
+        print("LIST failed %s" % e)
+
+
 def h1_drop(argv):
     s = tls(int(argv[0]))
     s.sendall(("GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n" % argv[1]).encode())
@@ -197,7 +217,7 @@ def h2_drop(argv):
 
 
 def main():
-    cmds = {"roundtrip": roundtrip, "pipeline": pipeline, "h1-drop": h1_drop, "h2-drop": h2_drop}
+    cmds = {"roundtrip": roundtrip, "pipeline": pipeline, "term": term, "h1-drop": h1_drop, "h2-drop": h2_drop}
     cmds[sys.argv[1]](sys.argv[2:])
 
 

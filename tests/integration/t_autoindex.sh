@@ -187,7 +187,25 @@ expect_eq "after clients left mid-listing: still serving" "$STATUS $(cat "$T/aft
 fetch after-big '/big/?format=json'
 expect_eq "after clients left mid-listing: still listing" "$STATUS" 200
 check "the server is alive" kill -0 "$KTLSD_PID"
+
+# More listings at once than a worker queues (16): the rest get 503 at once,
+# the others their listing (HEAD: no need to carry the bodies).
+paths=()
+for i in $(seq 24); do paths+=('/big/?format=json'); done
+py_client 110 "$(dirname "${BASH_SOURCE[0]}")/h2_client.py" get --method HEAD "$PORT" "${paths[@]}"
+expect_eq "24 listings at once: every stream ends" "$(tail -n1 "$PY_OUT")" DONE
+expect_eq "24 listings at once: each 200 or 503" \
+	"$(grep -c -E '^STREAM .* status=(200|503) ' "$PY_OUT")" 24
+check "24 listings at once: over the queue, 503" grep -qE '^STREAM .* status=503 ' "$PY_OUT"
+
+# SIGTERM with a listing under way: it is finished and sent, then the exit.
+timeout 110 "$PY" "$AI" term "$PORT" /small.txt '/big/?format=json' >"$T/term.out" 2>&1 &
+term_pid=$!
+check "SIGTERM mid-listing: the listing is asked for" wait_until 60 grep -q READY "$T/term.out"
 stop_ktlsd
+wait "$term_pid"
+expect_eq "SIGTERM mid-listing: the listing still arrives, whole" \
+	"$(sed -n 's/^LIST //p' "$T/term.out")" "200 100000"
 
 # ---- --dotfiles on: listed as they are served ----
 start_ai --autoindex on --dotfiles on || return 0
