@@ -106,11 +106,13 @@ struct h2_env {
 	 * stream without a response). */
 	void (*stream_done)(void *ctx, const struct h2_stream_record *rec);
 	void (*event)(void *ctx, enum h2_event ev, const struct h2_stream *s, int err);
-	/* Optional (NULL: a folder to list is a 404): starts listing folder
-	 * rel for s, as f (--autoindex). 0: under way, s->listing is the
-	 * glue's job until it calls h2_session_listing_done; else the HTTP
-	 * status to answer now (503: too many listings under way). */
-	int (*list_dir)(void *ctx, struct h2_stream *s, const char *rel, enum autoindex_format f);
+	/* Optional (NULL: a folder to list is a 404): starts listing the
+	 * folder res (from resolve, status STATIC_LIST_DIR) for s, as f
+	 * (--autoindex). 0: under way, s->listing is the glue's job until it
+	 * calls h2_session_listing_done; else the HTTP status to answer now
+	 * (503: too many listings under way). */
+	int (*list_dir)(void *ctx, struct h2_stream *s, const struct static_target *res,
+			enum autoindex_format f);
 	/* s went (reset, or the connection ends) while its listing is made:
 	 * the glue stops it; it still comes back through listing_done. */
 	void (*list_cancel)(void *ctx, void *job);

@@ -518,7 +518,7 @@ static int start_listing(struct h2_session *hs, struct h2_stream *s,
 		return respond_page(hs, s, 404, head);
 	enum autoindex_format f = autoindex_negotiate(value_of(s, &s->path), s->path.len,
 						      value_of(s, &s->accept), s->accept.len);
-	int status = hs->env.list_dir(hs->env.ctx, s, res->rel, f);
+	int status = hs->env.list_dir(hs->env.ctx, s, res, f);
 	if (status)
 		return respond_page(hs, s, status, head);
 	/* The status the log gives it if it ends before the listing is

@@ -49,6 +49,7 @@ struct static_target {
 	int fd;                           /* status 0: the open file, owned by the caller */
 	const void *mem;                  /* status 0: its bytes, when the opener keeps them (or NULL) */
 	struct static_file file;          /* status 0: its metadata */
+	bool list_dotfiles;               /* STATIC_LIST_DIR: list names starting with '.' */
 	char rel[PATH_MAX];               /* the file, relative to the root */
 	char location[PATH_MAX * 3 + 4];  /* 301: the directory with its slash, %-encoded */
 };

@@ -72,6 +72,7 @@ void static_target_resolve(const char *target, size_t len, bool dotfiles, bool a
 	out->status = 0;
 	out->fd = -1;
 	out->mem = NULL;
+	out->list_dotfiles = false;
 	rc = path_from_target(target, len, out->rel, sizeof(out->rel), &info);
 	if (rc < 0) {
 		out->status = rc == -ENAMETOOLONG ? 414 : 400;
@@ -122,6 +123,7 @@ void static_target_resolve(const char *target, size_t len, bool dotfiles, bool a
 		out->fd = -1;
 		out->mem = NULL;
 		out->status = STATIC_LIST_DIR;
+		out->list_dotfiles = dotfiles; /* the same rule as serving */
 		return;
 	}
 	/* Without autoindex a folder without index.html is as good as absent. */

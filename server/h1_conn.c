@@ -221,10 +221,9 @@ static void listing_back(struct lister_job *job)
 static void start_listing(struct conn *c, const struct static_target *res)
 {
 	const struct h1_request *req = &c->h1.parser->req;
-	const struct server *srv = c->w->srv;
 	enum autoindex_format f =
 	    autoindex_negotiate(req->target.ptr, req->target.len, req->accept.ptr, req->accept.len);
-	struct lister_job *job = lister_job_new(srv->root_fd, res->rel, srv->cfg->dotfiles, f);
+	struct lister_job *job = resolve_listing(c->w->srv, res, f);
 	int rc = job ? 0 : -ENOMEM;
 
 	if (job) {

@@ -411,12 +411,11 @@ static void listing_back(struct lister_job *job)
 	sock_release(s); /* may free c */
 }
 
-static int env_list_dir(void *ctx, struct h2_stream *st, const char *rel,
+static int env_list_dir(void *ctx, struct h2_stream *st, const struct static_target *res,
 			enum autoindex_format f)
 {
 	struct conn *c = ctx;
-	const struct server *srv = c->w->srv;
-	struct lister_job *job = lister_job_new(srv->root_fd, rel, srv->cfg->dotfiles, f);
+	struct lister_job *job = resolve_listing(c->w->srv, res, f);
 	int rc = job ? 0 : -ENOMEM;
 
 	if (job) {

@@ -7,6 +7,7 @@
 #include "proto/static_target.h"
 #include "server/file.h"
 #include "server/filecache.h"
+#include "server/lister.h"
 #include "server/worker-t.h"
 
 struct opener_ctx {
@@ -45,4 +46,10 @@ void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now
 			      out);
 	if (out->status == 0)
 		out->file.recent = (int64_t)time(NULL) - out->file.mtime_sec < ETAG_SETTLED_S;
+}
+
+struct lister_job *resolve_listing(const struct server *srv, const struct static_target *res,
+				   enum autoindex_format f)
+{
+	return lister_job_new(srv->root_fd, res->rel, res->list_dotfiles, f);
 }

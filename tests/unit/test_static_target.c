@@ -79,6 +79,9 @@ START_TEST(directory_listing)
 	autoindex = true;
 	ck_assert_int_eq(resolve("/bare/", false), STATIC_LIST_DIR);
 	ck_assert_str_eq(out.rel, "bare");
+	ck_assert(!out.list_dotfiles);
+	ck_assert_int_eq(resolve("/bare/", true), STATIC_LIST_DIR);
+	ck_assert(out.list_dotfiles);
 	ck_assert_int_eq(out.fd, -1);
 	ck_assert_int_eq(closed, opened); /* nothing left open */
 	ck_assert_int_eq(resolve("/bare/?format=json", false), STATIC_LIST_DIR);
