@@ -386,9 +386,8 @@ int h2_stream_header(struct h2_stream *s, const uint8_t *name, size_t namelen,
 	if (!f)
 		return 0;
 	/* Fields kept only for the log: the first one is logged, and a
-	 * failure to keep it costs the log, not the request. */
-	/* Accept too: the first one decides a listing's format (HTTP/2
-	 * clients send it once; a repeat would be a list to join). */
+	 * failure to keep it costs the log, not the request. Accept too: the
+	 * first one decides a listing's format, and a failure costs HTML. */
 	if (f == &s->referer || f == &s->user_agent || f == &s->accept) {
 		if (!f->set)
 			keep_field(s, f, value, valuelen);
