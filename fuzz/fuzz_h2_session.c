@@ -266,7 +266,7 @@ static void fz_resolve(void *ctx, const struct static_ask *ask, struct static_ta
 		return;
 	}
 	accept_enc_parse(ask->accept_encoding, ask->ae_len, &ae);
-	static_target_resolve(ask->target, ask->target_len, r->dotfiles, mime, &op, &ae, out);
+	static_target_resolve(ask->target, ask->target_len, r->dotfiles, false, mime, &op, &ae, out);
 }
 
 /* The fixtures never change: a reopen finds the file the head described. */

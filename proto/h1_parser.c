@@ -42,6 +42,7 @@ static const struct h1_field {
     {"Accept-Encoding", offsetof(struct h1_parser, req.accept_encoding), NULL},
     {"User-Agent", offsetof(struct h1_parser, req.user_agent), NULL},
     {"Referer", offsetof(struct h1_parser, req.referer), NULL},
+    {"Accept", offsetof(struct h1_parser, req.accept), NULL},
     {"Transfer-Encoding", offsetof(struct h1_parser, te), NULL},
 };
 

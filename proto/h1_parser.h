@@ -45,6 +45,7 @@ struct h1_request {
 	struct h1_str accept_encoding; /* repeats joined with ", " */
 	struct h1_str user_agent;
 	struct h1_str referer;
+	struct h1_str accept;       /* for a listing's format (proto/autoindex.h) */
 };
 
 #define H1_ARENA_SIZE 16384

@@ -185,6 +185,8 @@ static int stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t error, void
 	h2_stream_done(s, error, false);
 	nghttp2_session_set_stream_user_data(ng, id, NULL);
 	s->closed = true;
+	if (s->listing)
+		hs->env.list_cancel(hs->env.ctx, s->listing); /* kept until it is back */
 	h2_stream_release(s);
 	/* else: its holes are in the batch; freed when the readv completes */
 	return 0;
@@ -439,9 +441,12 @@ void h2_session_release_idle(struct h2_session *hs)
 
 void h2_session_cut(struct h2_session *hs)
 {
-	for (struct h2_stream *s = hs->streams; s; s = s->next)
+	for (struct h2_stream *s = hs->streams; s; s = s->next) {
 		if (!s->closed)
 			h2_stream_done(s, 0, true);
+		if (s->listing)
+			hs->env.list_cancel(hs->env.ctx, s->listing);
+	}
 }
 
 void h2_session_free(struct h2_session *hs)

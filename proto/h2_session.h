@@ -25,6 +25,7 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include "proto/autoindex.h"
 #include "proto/body.h"
 #include "proto/h2_mem.h"
 #include "proto/static_file.h"
@@ -106,6 +107,16 @@ struct h2_env {
 	 * stream without a response). */
 	void (*stream_done)(void *ctx, const struct h2_stream_record *rec);
 	void (*event)(void *ctx, enum h2_event ev, const struct h2_stream *s, int err);
+	/* Optional (NULL: a folder to list is a 404): starts listing the
+	 * folder res (from resolve, status STATIC_LIST_DIR) for s, as f
+	 * (--autoindex). 0: under way, s->listing is the glue's job until it
+	 * calls h2_session_listing_done; else the HTTP status to answer now
+	 * (503: too many listings under way). */
+	int (*list_dir)(void *ctx, struct h2_stream *s, const struct static_target *res,
+			enum autoindex_format f);
+	/* s went (reset, or the connection ends) while its listing is made:
+	 * the glue stops it; it still comes back through listing_done. */
+	void (*list_cancel)(void *ctx, void *job);
 };
 
 /* Counts for the worker's statistics; the glue takes them
@@ -178,11 +189,14 @@ struct h2_stream {
 	bool reset_ours;                 /* our RST (policy), not the client's doing */
 	bool bad;                        /* a repeated or oversized field we act on */
 	bool reported;                   /* stream_done was called */
+	void *listing;                   /* the glue's listing job under way (env.list_dir):
+					  * the response waits, and s is kept until it is back */
 
 	/* request; referer and user_agent only for the log; accept_encoding's
 	 * repeats are joined with ", " (a list, RFC 9110 5.3) */
 	struct h2_field method, path, authority, host, range, if_match, if_none_match,
-	    if_modified_since, if_unmodified_since, if_range, referer, user_agent, accept_encoding;
+	    if_modified_since, if_unmodified_since, if_range, referer, user_agent, accept_encoding,
+	    accept;
 	char *arena;
 	uint32_t arena_used, arena_cap;
 	size_t header_bytes;             /* of the request, for --h2-max-header-list */
@@ -193,6 +207,7 @@ struct h2_stream {
 	const unsigned char *mem;        /* its bytes, when the glue keeps them: no readv */
 	char *rel;                       /* the file beneath the root, to open it then */
 	const void *root;                /* which root: static_target's, for reopen */
+	struct resp_extras extras;       /* a listing's site fields, while it is made */
 	struct static_file file;
 	struct static_response sr;
 	struct body body;
@@ -301,6 +316,14 @@ int h2_session_pump(struct h2_session *hs, const struct h2_io *io);
 /* The readv of s for this batch ended with res: a short read cuts the batch
  * before this stream's first frame (never a hole on the wire). May free s. */
 void h2_session_read_done(struct h2_stream *s, int res);
+
+/* The listing of s (env.list_dir) is back: status 0 and the listing in fd
+ * (size bytes of content_type, the session's now, closed through
+ * env.close_file), or an HTTP status to answer (fd -1), or -1: the
+ * connection is going, drop it. Submits the response (or resets s when
+ * that fails), or drops it if s was reset meanwhile; may free s. */
+void h2_session_listing_done(struct h2_stream *s, int status, int fd, uint64_t size,
+			     const char *content_type);
 
 /* Streams whose response is not yet all handed to the batch. */
 bool h2_session_owes(const struct h2_session *hs);

@@ -82,7 +82,7 @@ void h2_stream_discard(struct h2_stream *s)
 
 void h2_stream_release(struct h2_stream *s)
 {
-	if (s->closed && !s->read_posted && s->niov == 0 && s->hs->sf != s)
+	if (s->closed && !s->read_posted && s->niov == 0 && s->hs->sf != s && !s->listing)
 		h2_stream_free(s);
 }
 
@@ -303,6 +303,7 @@ static struct h2_field *field_of(struct h2_stream *s, const uint8_t *name, size_
 	    FIELD("accept-encoding", accept_encoding),
 	    FIELD("referer", referer),
 	    FIELD("user-agent", user_agent),
+	    FIELD("accept", accept),
 	};
 #undef FIELD
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
@@ -420,8 +421,9 @@ int h2_stream_header(struct h2_stream *s, const uint8_t *name, size_t namelen,
 	if (!f)
 		return 0;
 	/* Fields kept only for the log: the first one is logged, and a
-	 * failure to keep it costs the log, not the request. */
-	if (f == &s->referer || f == &s->user_agent) {
+	 * failure to keep it costs the log, not the request. Accept too: the
+	 * first one decides a listing's format, and a failure costs HTML. */
+	if (f == &s->referer || f == &s->user_agent || f == &s->accept) {
 		if (!f->set)
 			keep_field(s, f, value, valuelen);
 		return 0;
@@ -554,6 +556,76 @@ static int respond_file(struct h2_session *hs, struct h2_stream *s, struct stati
 	return submit(hs, s, &h, body);
 }
 
+/* The response waits for the glue's listing (h2_session_listing_done);
+ * the stream's other work, and the session's other streams, go on. */
+static int start_listing(struct h2_session *hs, struct h2_stream *s,
+			 const struct static_target *res, bool head)
+{
+	if (!hs->env.list_dir)
+		return respond_page(hs, s, 404, head, NULL);
+	s->extras = res->extras;
+	enum autoindex_format f = autoindex_negotiate(value_of(s, &s->path), s->path.len,
+						      value_of(s, &s->accept), s->accept.len);
+	int status = hs->env.list_dir(hs->env.ctx, s, res, f);
+	if (status)
+		return respond_page(hs, s, status, head, NULL);
+	/* The status the log gives it if it ends before the listing is
+	 * back; with it the session owes the client a response meanwhile
+	 * (h2_session_owes: the send timeout, not the idle one, runs). */
+	s->status = 200;
+	return 0;
+}
+
+/* Submits a made listing: its head, and its body from fd as a file's. */
+static int respond_listing(struct h2_session *hs, struct h2_stream *s, int fd, uint64_t size,
+			   const char *content_type)
+{
+	bool head = is(s, &s->method, "HEAD");
+	struct resp_head h;
+
+	memset(&s->sr, 0, sizeof(s->sr));
+	s->sr.status = s->status = 200;
+	s->sr.content_type = content_type;
+	s->sr.content_length = size;
+	s->sr.send_body = !head && size > 0;
+	s->file = (struct static_file){.size = size, .content_type = content_type};
+	resp_head_listing(&h, hs->env.date(hs->env.ctx), content_type, size);
+	resp_head_extras(&h, &s->extras);
+	if (s->sr.send_body) {
+		/* Not counted in the file slots: a memfd cannot be reopened
+		 * by name, and the worker's queue bounds listings already. */
+		s->file_fd = fd;
+		body_start(&s->body, &s->sr, &s->file);
+		hs->counters.body_copy++;
+	} else {
+		hs->env.close_file(hs->env.ctx, fd);
+	}
+	return submit(hs, s, &h, s->sr.send_body);
+}
+
+void h2_session_listing_done(struct h2_stream *s, int status, int fd, uint64_t size,
+			     const char *content_type)
+{
+	struct h2_session *hs = s->hs;
+	int rv;
+
+	s->listing = NULL;
+	if (s->closed || status < 0) {
+		if (fd >= 0)
+			hs->env.close_file(hs->env.ctx, fd);
+		h2_stream_release(s);
+		return;
+	}
+	if (status)
+		rv = respond_page(hs, s, status, is(s, &s->method, "HEAD"), NULL);
+	else
+		rv = respond_listing(hs, s, fd, size, content_type);
+	if (rv != 0) {
+		s->reset_ours = true;
+		nghttp2_submit_rst_stream(hs->ng, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_INTERNAL_ERROR);
+	}
+}
+
 int h2_stream_respond(struct h2_stream *s)
 {
 	struct h2_session *hs = s->hs;
@@ -574,6 +646,8 @@ int h2_stream_respond(struct h2_stream *s)
 	    .ae_len = s->accept_encoding.len,
 	};
 	hs->env.resolve(hs->env.ctx, &ask, &res);
+	if (res.status == STATIC_LIST_DIR)
+		return start_listing(hs, s, &res, head);
 	if (res.status == 301 && !(s->location = strdup(res.location)))
 		return NGHTTP2_ERR_NOMEM;
 	if (res.status)

@@ -27,6 +27,7 @@ static const struct {
     [RESP_CONNECTION] = NAME("Connection", "connection"),
     [RESP_CONTENT_ENCODING] = NAME("Content-Encoding", "content-encoding"),
     [RESP_VARY] = NAME("Vary", "vary"),
+    [RESP_CACHE_CONTROL] = NAME("Cache-Control", "cache-control"),
 };
 #undef NAME
 
@@ -128,6 +129,16 @@ void resp_head_extras(struct resp_head *h, const struct resp_extras *x)
 {
 	if (h->status >= 200 && h->status < 400)
 		h->extras = *x;
+}
+
+void resp_head_listing(struct resp_head *h, const char *date, const char *content_type,
+		       unsigned long long body_len)
+{
+	resp_head_init(h, 200, date);
+	resp_head_add(h, RESP_CONTENT_TYPE, content_type);
+	add_length(h, body_len);
+	resp_head_add_len(h, RESP_VARY, LIT("Accept"));
+	resp_head_add_len(h, RESP_CACHE_CONTROL, LIT("no-cache"));
 }
 
 /* Appends n bytes of p at *len if they fit with a NUL after them. */

@@ -31,6 +31,7 @@ enum resp_name {
 	RESP_CONNECTION, /* HTTP/1.1 only (RFC 9113 8.2.2 forbids it in HTTP/2) */
 	RESP_CONTENT_ENCODING,
 	RESP_VARY,
+	RESP_CACHE_CONTROL,
 };
 
 /* The most fields a head can hold: a file response has 10 (8, and a
@@ -76,6 +77,12 @@ void resp_head_page(struct resp_head *h, int status, const char *date, size_t pa
 /* Adds the site's fields (--header) to a 2xx or 3xx head, as nginx's
  * add_header does: error pages go out without them. x must outlive h. */
 void resp_head_extras(struct resp_head *h, const struct resp_extras *x);
+
+/* The head of a directory listing (proto/autoindex.h) of body_len bytes
+ * in content_type: it depends on Accept (Vary), and is made afresh for
+ * each request, so it carries no validators and caches ask each time. */
+void resp_head_listing(struct resp_head *h, const char *date, const char *content_type,
+		       unsigned long long body_len);
 
 /* Serializes h as an HTTP/1.1 head ("HTTP/1.1 200 OK\r\n", a line per
  * field, the empty line) into out, NUL-terminated. Returns its length

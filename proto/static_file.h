@@ -72,13 +72,18 @@ struct static_ask {
 /* What a request-target comes to, for both HTTP versions: the server fills
  * it (it opens files beneath the root, server/resolve.c), the protocol code
  * answers from it. */
+/* static_target's status for a folder to list (--autoindex): not an HTTP
+ * status; rel is the folder, nothing is open. */
+#define STATIC_LIST_DIR 1
+
 struct static_target {
-	int status;                       /* 0: serve fd; else 301, 400, 403, 404, 414, 421, 500, 503 */
+	int status;                       /* 0: serve fd; STATIC_LIST_DIR; else 301, 400, 403, 404, 414, 421, 500, 503 */
 	struct resp_extras extras;        /* the site's fields for a 2xx or 3xx answer */
 	const void *root;                 /* the opener's: where rel is, to open it again */
 	int fd;                           /* status 0: the open file, owned by the caller */
 	const void *mem;                  /* status 0: its bytes, when the opener keeps them (or NULL) */
 	struct static_file file;          /* status 0: its metadata */
+	bool list_dotfiles;               /* STATIC_LIST_DIR: list names starting with '.' */
 	char rel[PATH_MAX];               /* the file, relative to the root */
 	char location[PATH_MAX * 3 + 4];  /* 301: the directory with its slash, %-encoded */
 };

@@ -100,9 +100,9 @@ static void try_sidecars(const struct accept_enc *ae, const struct static_opener
 	}
 }
 
-void static_target_resolve(const char *target, size_t len, bool dotfiles,
-                           const struct mime_table *mime, const struct static_opener *op,
-                           const struct accept_enc *ae, struct static_target *out)
+void static_target_resolve(const char *target, size_t len, bool dotfiles, bool autoindex,
+			   const struct mime_table *mime, const struct static_opener *op,
+			   const struct accept_enc *ae, struct static_target *out)
 {
 	struct path_info info;
 	struct stat st;
@@ -111,6 +111,7 @@ void static_target_resolve(const char *target, size_t len, bool dotfiles,
 	out->status = 0;
 	out->fd = -1;
 	out->mem = NULL;
+	out->list_dotfiles = false;
 	rc = path_from_target(target, len, out->rel, sizeof(out->rel), &info);
 	if (rc < 0) {
 		out->status = rc == -ENAMETOOLONG ? 414 : 400;
@@ -154,9 +155,21 @@ void static_target_resolve(const char *target, size_t len, bool dotfiles,
 			try_sidecars(ae, op, out);
 		return;
 	}
-	/* No directory listings: a folder without index.html is as good as absent. */
 	if (out->fd >= 0)
 		op->close(op->ctx, out->fd);
+	if (autoindex && (out->fd >= 0 || out->fd == -ENOENT)) {
+		/* No index.html (or one that is not a file): list the folder. */
+		if (rl)
+			out->rel[rl] = '\0';
+		else
+			memcpy(out->rel, ".", 2);
+		out->fd = -1;
+		out->mem = NULL;
+		out->status = STATIC_LIST_DIR;
+		out->list_dotfiles = dotfiles; /* the same rule as serving */
+		return;
+	}
+	/* Without autoindex a folder without index.html is as good as absent. */
 	out->status = out->fd == -EACCES ? 403 : 404;
 	out->fd = -1;
 	out->mem = NULL;

@@ -1,8 +1,8 @@
 /* From a request-target to what to serve, for both HTTP versions and for the
  * fuzz target alike: the path rules, dotfiles, directories (a 301 to add the
- * slash, else their index.html) and the status when there is nothing to
- * serve, and a precompressed sidecar in the file's place when the client
- * takes one. Sans-I/O: files are opened and closed through the caller's
+ * slash, else their index.html, else with autoindex a listing) and the
+ * status when there is nothing to serve, and a precompressed sidecar in the
+ * file's place when the client takes one. Sans-I/O: files are opened and closed through the caller's
  * callbacks (the server: openat2 beneath the root, through its open-file
  * cache). */
 #ifndef KTLSD_PROTO_STATIC_TARGET_H
@@ -30,6 +30,9 @@ struct static_opener {
 /* Fills out: with status 0, out->fd is open (the caller's, to close
  * through op->close) and out->file describes it (its type from mime).
  *
+ * autoindex: a folder (asked for with its slash) without an index.html
+ * gets STATIC_LIST_DIR, out->rel the folder, rather than 404.
+ *
  * ae: NULL with --precompressed off. Else what the client accepts: once the
  * target is a regular file (a directory's index.html too), the sidecars
  * rel.br, rel.zst, rel.gz are tried through op in accept_enc_order's order,
@@ -41,8 +44,8 @@ struct static_opener {
  * before. With ae, every file response varies (file.vary), sidecar or not:
  * a cache must not hand the identity bytes to a client that asked for br,
  * nor br to one that cannot take it. */
-void static_target_resolve(const char *target, size_t len, bool dotfiles,
-                           const struct mime_table *mime, const struct static_opener *op,
-                           const struct accept_enc *ae, struct static_target *out);
+void static_target_resolve(const char *target, size_t len, bool dotfiles, bool autoindex,
+			   const struct mime_table *mime, const struct static_opener *op,
+			   const struct accept_enc *ae, struct static_target *out);
 
 #endif

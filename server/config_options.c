@@ -176,6 +176,10 @@ const struct opt config_options[] = {
         "Vary: Accept-Encoding. Nothing is compressed on the fly. Off by default: a .gz "
         "beside a file is not always its compressed copy.",
         .site = true),
+    OPT("autoindex", "on|off", T_BOOL, G_HTTP, SITE_OFF(autoindex), "off",
+        "List a folder that has no index.html, as HTML or, for Accept: application/json or "
+        "?format=json, as JSON; off answers 404.",
+        .site = true),
     OPT("mime-types", "FILE", T_STRING, G_HTTP, OFF(mime_types), "/etc/mime.types",
         "Content-Type by file extension, in mime.types format (\"type ext ext...\"); a "
         "built-in list fills in what the file lacks, or all of it if the file cannot be read."),

@@ -214,6 +214,12 @@ void filecache_release(struct filecache *fc, int fd)
 		entry_free(fc, e);
 }
 
+void filecache_adopt(struct filecache *fc, int fd)
+{
+	if (fd >= 0)
+		fc->open++;
+}
+
 void filecache_learn(struct filecache *fc, int fd, const void *buf, size_t len)
 {
 	struct filecache_entry *e = lent(fc, fd);

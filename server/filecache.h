@@ -66,6 +66,10 @@ int filecache_open(struct filecache *fc, int root_fd, const char *relpath, uint6
  * did not keep it). */
 void filecache_release(struct filecache *fc, int fd);
 
+/* Takes fd, opened elsewhere (a listing's memfd), into the count of open
+ * fds: filecache_release closes it like an uncached file. */
+void filecache_adopt(struct filecache *fc, int fd);
+
 /* A response read the len bytes at buf from fd (from filecache_open) from
  * offset 0: if that is the whole of a small file, settled and unchanged
  * since, keep them for later responses. */

@@ -15,6 +15,7 @@
 enum body_path { BODY_PATH_NONE, BODY_PATH_COPY, BODY_PATH_SPLICE };
 
 struct conn;
+struct lister_job;
 
 /* The HTTP/1.1 response being sent. */
 struct response {
@@ -34,7 +35,10 @@ struct response {
 	struct ring_op read_op;      /* the file read of the copy path */
 	char *read_dst;              /* where it reads to */
 	bool read_posted;
+	struct lister_job *listing;  /* --autoindex: the listing being made; the
+				      * response (and the requests behind it) waits */
 	char request_line[256];      /* for error messages */
+	struct resp_extras extras;   /* a listing's site fields, while it is made */
 };
 
 enum h1_phase { H1_READ_HEAD, H1_RESPOND };

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "proto/autoindex.h"
 #include "proto/resp_head.h"
 #include "proto/status.h"
 #include "server/access_log.h"
@@ -15,6 +16,7 @@
 #include "server/bufpool.h"
 #include "server/conn.h"
 #include "server/filecache.h"
+#include "server/lister.h"
 #include "server/resolve.h"
 #include "server/sock.h"
 #include "server/stats.h"
@@ -166,6 +168,89 @@ static void respond_file(struct conn *c, const struct static_target *res)
 	}
 }
 
+/* The listing is made (lister.h): its head now, its body from the memfd
+ * as a file's, by body_send.c. Ranges and validators do not apply: a
+ * listing is made afresh for each request (200, no ETag). */
+static void respond_listing(struct conn *c, struct lister_job *job)
+{
+	struct response *r = c->h1.resp;
+	const char *type = autoindex_content_type(job->format);
+	bool head = c->h1.parser->req.method == H1_HEAD;
+	struct resp_head h;
+	char *out;
+
+	memset(&r->sr, 0, sizeof(r->sr));
+	r->sr.status = r->status = 200;
+	r->sr.content_type = type;
+	r->sr.content_length = job->size;
+	r->sr.send_body = !head;
+	r->file = (struct static_file){.size = job->size, .content_type = type};
+	size_t cap = HEAD_MAX + r->extras.h1_bytes;
+	out = h1_out_reserve(c, cap);
+	if (!out) {
+		conn_abort_as(c, ACCESS_END_ERROR, "no room for a response head");
+		return;
+	}
+	resp_head_listing(&h, worker_date(c->w), type, job->size);
+	resp_head_extras(&h, &r->extras);
+	ssize_t len = head_write(c, &h, out, cap);
+	if (len < 0) { /* cannot happen: a fixed set of short fields */
+		conn_abort_as(c, ACCESS_END_ERROR, "response head too large");
+		return;
+	}
+	sock_out_commit(c->sock, (size_t)len);
+	r->head_len = (uint64_t)len;
+	if (!head && job->size > 0) {
+		r->body_len = job->size;
+		filecache_adopt(&c->w->files, job->fd);
+		body_send_start(c, job->fd, NULL);
+		job->fd = -1; /* the response's now */
+	}
+}
+
+/* The listing thread is done with job (on the worker's thread). */
+static void listing_back(struct lister_job *job)
+{
+	struct conn *c = job->owner;
+	struct sock *s = c->sock;
+
+	c->h1.resp->listing = NULL;
+	if (!sock_closed(s) && c->state == CONN_PROTO) {
+		if (job->status)
+			respond_page(c, job->status, NULL, NULL);
+		else
+			respond_listing(c, job);
+		conn_drive(c); /* the exchange pumps, and finishes when all is out */
+	}
+	lister_job_free(job);
+	sock_release(s); /* may free c */
+}
+
+/* Hands the folder to the worker's listing thread; the response waits. */
+static void start_listing(struct conn *c, const struct static_target *res)
+{
+	const struct h1_request *req = &c->h1.parser->req;
+	enum autoindex_format f =
+	    autoindex_negotiate(req->target.ptr, req->target.len, req->accept.ptr, req->accept.len);
+	struct lister_job *job = resolve_listing(c->w->srv, res, f);
+	int rc = job ? 0 : -ENOMEM;
+
+	if (job) {
+		job->done = listing_back;
+		job->owner = c;
+		rc = lister_submit(&c->w->lister, job);
+	}
+	if (rc < 0) {
+		lister_job_free(job);
+		respond_page(c, rc == -EAGAIN ? 503 : 500, NULL, NULL);
+		return;
+	}
+	c->h1.resp->listing = job;
+	c->h1.resp->extras = res->extras;
+	c->h1.resp->status = 200; /* what the log says if the client goes first */
+	sock_hold(c->sock);
+}
+
 static void on_request(struct conn *c)
 {
 	const struct h1_request *req = &c->h1.parser->req;
@@ -201,7 +286,9 @@ static void on_request(struct conn *c)
 	    .ae_len = req->accept_encoding.len,
 	};
 	conn_resolve(c, &ask, res);
-	if (res->status) {
+	if (res->status == STATIC_LIST_DIR) {
+		start_listing(c, res);
+	} else if (res->status) {
 		respond_page(c, res->status, res->status == 301 ? res->location : NULL, &res->extras);
 	} else {
 		respond_file(c, res);
@@ -361,6 +448,8 @@ static void response_finish(struct conn *c)
 /* Sends the body, and finishes the exchange once all is out. */
 static void respond(struct conn *c)
 {
+	if (c->h1.resp->listing)
+		return; /* listing_back drives us on */
 	if (body_send_pump(c) && c->state == CONN_PROTO)
 		response_finish(c);
 }
@@ -463,6 +552,8 @@ static void h1_aborted(struct conn *c)
 {
 	if (c->h1.phase == H1_RESPOND)
 		on_response_done(c, c->abort_end);
+	if (c->h1.resp && c->h1.resp->listing)
+		lister_cancel(c->h1.resp->listing); /* it comes back, and is dropped */
 }
 
 static void h1_shutdown(struct conn *c)

@@ -13,6 +13,7 @@
 #include "server/conn.h"
 #include "server/file.h"
 #include "server/filecache.h"
+#include "server/lister.h"
 #include "server/log.h"
 #include "server/resolve.h"
 #include "server/sock.h"
@@ -402,6 +403,55 @@ static void env_event(void *ctx, enum h2_event ev, const struct h2_stream *s, in
 	}
 }
 
+/* The listing thread is done with job (on the worker's thread): the
+ * stream takes it, or it is dropped if the connection is going. */
+static void listing_back(struct lister_job *job)
+{
+	struct conn *c = job->owner;
+	struct sock *s = c->sock;
+	bool gone = sock_closed(s) || c->state != CONN_PROTO;
+	int fd = gone ? -1 : job->fd;
+
+	if (fd >= 0) {
+		filecache_adopt(&c->w->files, fd); /* closed by env_close_file */
+		job->fd = -1;
+	}
+	h2_session_listing_done(job->owner_item, gone ? -1 : job->status, fd, job->size,
+				autoindex_content_type(job->format));
+	lister_job_free(job);
+	if (!gone)
+		conn_drive(c);
+	sock_release(s); /* may free c */
+}
+
+static int env_list_dir(void *ctx, struct h2_stream *st, const struct static_target *res,
+			enum autoindex_format f)
+{
+	struct conn *c = ctx;
+	struct lister_job *job = resolve_listing(c->w->srv, res, f);
+	int rc = job ? 0 : -ENOMEM;
+
+	if (job) {
+		job->done = listing_back;
+		job->owner = c;
+		job->owner_item = st;
+		rc = lister_submit(&c->w->lister, job);
+	}
+	if (rc < 0) {
+		lister_job_free(job);
+		return rc == -EAGAIN ? 503 : 500;
+	}
+	st->listing = job;
+	sock_hold(c->sock); /* the session and st stay until the job is back */
+	return 0;
+}
+
+static void env_list_cancel(void *ctx, void *job)
+{
+	(void)ctx;
+	lister_cancel(job);
+}
+
 static void h2_start(struct conn *c)
 {
 	const struct config *cfg = c->w->srv->cfg;
@@ -424,6 +474,8 @@ static void h2_start(struct conn *c)
 	    .unmap = env_unmap,
 	    .stream_done = env_stream_done,
 	    .event = env_event,
+	    .list_dir = env_list_dir,
+	    .list_cancel = env_list_cancel,
 	};
 	struct h2_session *hs;
 

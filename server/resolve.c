@@ -10,6 +10,7 @@
 #include "proto/vhost.h"
 #include "server/file.h"
 #include "server/filecache.h"
+#include "server/lister.h"
 #include "server/worker-t.h"
 
 struct opener_ctx {
@@ -90,8 +91,8 @@ void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now
 
 	if (precompressed)
 		accept_enc_parse(ask->accept_encoding, ask->ae_len, &ae);
-	static_target_resolve(ask->target, ask->target_len, srv->cfg->dotfiles, site->types, &op,
-			      precompressed ? &ae : NULL, out);
+	static_target_resolve(ask->target, ask->target_len, srv->cfg->dotfiles, site->cfg->autoindex,
+			      site->types, &op, precompressed ? &ae : NULL, out);
 	out->extras = site->extras;
 	out->root = site;
 	if (out->status == 0)
@@ -101,4 +102,10 @@ void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now
 int resolve_root_fd(const void *root)
 {
 	return ((const struct site *)root)->root_fd;
+}
+
+struct lister_job *resolve_listing(const struct server *srv, const struct static_target *res,
+				   enum autoindex_format f)
+{
+	return lister_job_new(resolve_root_fd(res->root), res->rel, res->list_dotfiles, f);
 }

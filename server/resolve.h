@@ -8,10 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/autoindex.h"
 #include "proto/static_file.h"
 
 struct server;
 struct filecache;
+struct lister_job;
 
 /* The request's site and the file it asks for:
  * - tls: whether it came over TLS; sni: the name the client sent (or NULL);
@@ -32,5 +34,10 @@ unsigned resolve_conn_site(const struct server *srv, const char *sni);
 
 /* The root_fd behind static_target's root, to open its rel again. */
 int resolve_root_fd(const void *root);
+
+/* The job that lists res (status STATIC_LIST_DIR, from resolve_target) as
+ * f, beneath the root it was resolved in, or NULL (no memory). */
+struct lister_job *resolve_listing(const struct server *srv, const struct static_target *res,
+				   enum autoindex_format f);
 
 #endif

@@ -22,6 +22,7 @@
 #include "server/bufpool.h"
 #include "server/config.h"
 #include "server/filecache.h"
+#include "server/lister.h"
 #include "server/log.h"
 #include "server/pipepool.h"
 #include "server/ring.h"
@@ -126,6 +127,7 @@ struct worker {
 	/* --limit-conn's counts, shared by all workers: main.c's, which makes
 	 * it before they start and frees it after they are joined. */
 	struct addr_limit *conn_limits;
+	struct lister lister;        /* --autoindex: its listing thread, once it lists */
 	struct conn *conns;          /* list head */
 	unsigned nconns;
 	unsigned nconns_high;        /* most connections at once since the heap was last trimmed */

@@ -439,6 +439,7 @@ static void *worker_main(void *arg)
 	/* "ktlsd-w3" in top -H, ps -L and /proc/PID/task/TID/comm. */
 	snprintf(name, sizeof(name), "ktlsd-w%u", w->id);
 	pthread_setname_np(pthread_self(), name);
+	lister_init(&w->lister, &w->ring); /* before the pin: the process's CPUs */
 	pin_to_cpu(w);
 	privs_thread_forget();
 
@@ -493,6 +494,7 @@ static void *worker_main(void *arg)
 		}
 		io_uring_cq_advance(&w->ring, n);
 	}
+	lister_stop(&w->lister);
 	access_log_flush(&w->alog);
 	struct worker_snapshot last = {0};
 	publish_stats(w, &last); /* what a scrape during the rest of the shutdown sees */

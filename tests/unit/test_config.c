@@ -191,6 +191,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(r.cfg.shutdown_grace_ms, 30000);
 	ck_assert(!r.cfg.dotfiles);
 	ck_assert(!r.cfg.site.precompressed);
+	ck_assert(!r.cfg.site.autoindex);
 	ck_assert_ptr_null(r.cfg.access_log);
 	ck_assert_ptr_null(r.cfg.error_log);
 	ck_assert_int_eq(r.cfg.log_level, CONFIG_LOG_INFO);
@@ -403,10 +404,11 @@ START_TEST(test_words)
 	struct run r;
 
 	RUN_OK(&r, "--root", "/", "--tls-session-tickets", "off", "--sendfile=OFF", "--dotfiles",
-	       "on", "--ktls", "on", "--log-level", "error");
+	       "on", "--ktls", "on", "--log-level", "error", "--autoindex", "on");
 	ck_assert(!r.cfg.tls_session_tickets);
 	ck_assert_int_eq(r.cfg.sendfile, CONFIG_OFF);
 	ck_assert(r.cfg.dotfiles);
+	ck_assert(r.cfg.site.autoindex);
 	ck_assert_int_eq(r.cfg.ktls, CONFIG_ON);
 	ck_assert_int_eq(r.cfg.log_level, CONFIG_LOG_ERROR);
 	done(&r);
@@ -701,6 +703,7 @@ START_TEST(test_help)
 	                                           "shutdown-grace",
 	                                           "dotfiles",
 	                                           "precompressed",
+	                                           "autoindex",
 	                                           "mime-types",
 	                                           "tls-records",
 	                                           "server-name",

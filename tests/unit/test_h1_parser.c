@@ -159,6 +159,8 @@ static const char full[] = "GET http://example.com/some/path?q=1 HTTP/1.1\r\n"
                            "User-Agent: curl/8.0 (x86_64)\r\n"
                            "Accept-Encoding:br\r\n"
                            "Referer: https://example.org/\r\n"
+                           "Accept: text/html\r\n"
+                           "accept: application/json;q=0.9\r\n"
                            "Empty:\r\n"
                            "\r\n";
 
@@ -176,6 +178,7 @@ static void check_full(void)
 	ck_assert_h1str(P.req.user_agent, "curl/8.0 (x86_64)");
 	ck_assert_h1str(P.req.referer, "https://example.org/");
 	ck_assert_h1str(P.req.accept_encoding, "gzip;q=0.5, br"); /* a list: joined */
+	ck_assert_h1str(P.req.accept, "text/html, application/json;q=0.9");
 	ck_assert(P.req.keep_alive);
 	ck_assert_int_eq(P.error_status, 0);
 }

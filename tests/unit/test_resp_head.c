@@ -109,6 +109,21 @@ END_TEST
 
 /* The room is checked to the byte, the NUL included; too little room or
  * too many fields is -ENOSPC, never an overflow. */
+START_TEST(listing)
+{
+	struct resp_head h;
+	char out[1024];
+
+	resp_head_listing(&h, DATE, "application/json", 12345);
+	ck_assert_int_gt(resp_head_h1(&h, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "HTTP/1.1 200 OK\r\nServer: ktlsd\r\nDate: " DATE "\r\n"
+			      "Content-Type: application/json\r\nContent-Length: 12345\r\n"
+			      "Vary: Accept\r\nCache-Control: no-cache\r\n\r\n");
+	ck_assert_str_eq(resp_name_h2(h.f[4].name), "vary");
+	ck_assert_str_eq(resp_name_h2(h.f[5].name), "cache-control");
+}
+END_TEST
+
 START_TEST(room)
 {
 	struct resp_head h;
@@ -175,6 +190,7 @@ int main(void)
 	tcase_add_test(tc, file_206_h2_names);
 	tcase_add_test(tc, not_modified_has_no_length);
 	tcase_add_test(tc, pages);
+	tcase_add_test(tc, listing);
 	tcase_add_test(tc, room);
 	tcase_add_test(tc, sidecar_fields);
 	suite_add_tcase(s, tc);

@@ -58,7 +58,8 @@ static int fake_open(void *ctx, const char *rel, struct stat *st, const void **m
 		st->st_mode = S_IFREG | 0644;
 		st->st_size = 5;
 		st->st_ino = 9;
-	} else if (strcmp(rel, "dir") == 0 || strcmp(rel, "bare") == 0 || strcmp(rel, "a b") == 0) {
+	} else if (strcmp(rel, "dir") == 0 || strcmp(rel, "bare") == 0 ||
+		   strcmp(rel, "a b") == 0 || strcmp(rel, ".") == 0) {
 		st->st_mode = S_IFDIR | 0755;
 	} else if (strcmp(rel, "secret") == 0) {
 		return -EACCES;
@@ -79,6 +80,7 @@ static void fake_close(void *ctx, int fd)
 
 static struct static_target out;
 static struct mime_table *mime;
+static bool autoindex;
 
 /* ae: the Accept-Encoding value, with --precompressed on; NULL: off. */
 static int resolve_ae(const char *target, bool dotfiles, const char *ae)
@@ -90,8 +92,8 @@ static int resolve_ae(const char *target, bool dotfiles, const char *ae)
 	tried[0] = '\0';
 	if (ae)
 		accept_enc_parse(ae, strlen(ae), &parsed);
-	static_target_resolve(target, strlen(target), dotfiles, mime, &op, ae ? &parsed : NULL,
-	                      &out);
+	static_target_resolve(target, strlen(target), dotfiles, autoindex, mime, &op,
+			      ae ? &parsed : NULL, &out);
 	return out.status;
 }
 
@@ -120,6 +122,30 @@ START_TEST(directory_index_and_redirect)
 	ck_assert_int_eq(resolve("/a%20b", false), 301);
 	ck_assert_str_eq(out.location, "/a%20b/");
 	ck_assert_int_eq(resolve("/bare/", false), 404); /* no listings */
+}
+END_TEST
+
+START_TEST(directory_listing)
+{
+	autoindex = true;
+	ck_assert_int_eq(resolve("/bare/", false), STATIC_LIST_DIR);
+	ck_assert_str_eq(out.rel, "bare");
+	ck_assert(!out.list_dotfiles);
+	ck_assert_int_eq(resolve("/bare/", true), STATIC_LIST_DIR);
+	ck_assert(out.list_dotfiles);
+	ck_assert_int_eq(out.fd, -1);
+	ck_assert_int_eq(closed, opened); /* nothing left open */
+	ck_assert_int_eq(resolve("/bare/?format=json", false), STATIC_LIST_DIR);
+	ck_assert_str_eq(out.rel, "bare");
+	ck_assert_int_eq(resolve("/", false), STATIC_LIST_DIR);
+	ck_assert_str_eq(out.rel, ".");
+	/* index.html still wins; the slash is still added first */
+	ck_assert_int_eq(resolve("/dir/", false), 0);
+	ck_assert_str_eq(out.rel, "dir/index.html");
+	ck_assert_int_eq(resolve("/bare", false), 301);
+	ck_assert_int_eq(resolve("/secret/", false), 403);
+	ck_assert_int_eq(resolve("/.git/", false), 404);
+	autoindex = false;
 }
 END_TEST
 
@@ -247,6 +273,7 @@ int main(void)
 	if (mime_table_load(&mime, NULL) < 0)
 		return 1;
 	tcase_add_test(tc, file);
+	tcase_add_test(tc, directory_listing);
 	tcase_add_test(tc, directory_index_and_redirect);
 	tcase_add_test(tc, errors);
 	tcase_add_test(tc, precompressed_off);
