@@ -334,9 +334,9 @@ const char config_file_rules[] =
     "\n"
     "More sites: a line \"[site NAME]\" in the file starts a section that ends at the\n"
     "next one or at the end of the file; in it go the options that may differ between\n"
-    "sites: server-name, root, cert, key, header and mime-type. A section takes what\n"
-    "it does not set (but server names) from the lines above the first section and\n"
-    "the flags.\n";
+    "sites: server-name, root, cert, key, header, mime-type, precompressed, autoindex,\n"
+    "limit-conn, limit-rate and limit-rate-after. A section takes what it does not set\n"
+    "(but server names) from the lines above the first section and the flags.\n";
 
 const char *config_option_name(size_t i)
 {

@@ -14,6 +14,8 @@ echo c >"$S/c/which.txt"
 echo pkg >"$S/a/thing.kpkg"
 echo pkg >"$S/top/thing.kpkg"
 echo sub >"$S/a/sub/index.html"
+printf 'a' | gzip -c >"$S/a/which.txt.gz"
+printf 'top' | gzip -c >"$S/top/which.txt.gz"
 
 # cert NAME CN SAN TYPE: a self-signed certificate NAME.pem/NAME.key.
 cert() {
@@ -51,6 +53,7 @@ key $S/a-rsa.key
 header "Cache-Control: public, max-age=3600"
 header "Strict-Transport-Security: max-age=31536000"
 mime-type "kpkg application/x-ktlsd-test"
+precompressed on
 
 [site b]
 server-name dl-b.test
@@ -58,6 +61,8 @@ server-name *.b.test
 root $S/b
 cert $S/b.pem
 key $S/b.key
+autoindex on
+limit-conn 1
 CONF
 
 # subject NAME [ARGS...]: the CN of the certificate the server sends for SNI
@@ -153,6 +158,36 @@ expect_eq "site a's mime-type override (HTTP/2)" "$(hdr "$T/pkg.h" content-type)
 get pkg2 localhost /thing.kpkg
 expect_eq "the top level keeps the default type" "$(hdr "$T/pkg2.h" content-type)" \
 	"application/octet-stream"
+
+# ---- listings, precompressed files and limits per site ----
+get list dl-b.test / -H "Accept: application/json"
+expect_eq "site b lists its folder (autoindex on)" \
+	"$STATUS $(grep -o '"name": *"which.txt"' "$T/list.b" | tr -d ' ')" '200 "name":"which.txt"'
+get nolist dl-a.test /
+expect_eq "site a does not (autoindex off)" "$STATUS" 404
+get gz dl-a.test /which.txt -H "Accept-Encoding: gzip"
+expect_eq "site a serves which.txt.gz (precompressed on)" \
+	"$STATUS $(hdr "$T/gz.h" content-encoding)" "200 gzip"
+get nogz localhost /which.txt -H "Accept-Encoding: gzip"
+expect_eq "the top level does not (precompressed off)" \
+	"$STATUS $(hdr "$T/nogz.h" content-encoding) $(cat "$T/nogz.b")" "200  top"
+# One connection to site b held open (limit-conn 1 there): the next one to
+# site b gets 429, one to site a from the same address does not.
+timeout 25 "$PY" -c 'import socket, ssl, sys, time
+c = ssl.create_default_context(cafile=sys.argv[2])
+s = c.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[1]))),
+                  server_hostname="dl-b.test")
+time.sleep(20)' "$PORT" "$S/ca.pem" &
+held=$!
+over_b() {
+	get over dl-b.test /which.txt
+	[ "$STATUS" = 429 ]
+}
+check "site b's limit-conn 1: a second connection gets 429" wait_until 15 over_b
+get under dl-a.test /which.txt
+expect_eq "site a's connections are not limited by site b's" "$STATUS" 200
+kill "$held" 2>/dev/null
+wait "$held" 2>/dev/null
 
 # ---- sessions stay with their site ----
 # s_client's stdin stays open until the response is in: the TLS 1.3 ticket

@@ -1102,6 +1102,33 @@ START_TEST(test_sites)
 }
 END_TEST
 
+/* The rules --help, the man page and the sample file print name every
+ * option a [site] section takes, and only those. */
+START_TEST(test_site_rules_name_site_options)
+{
+	const char *list = strstr(config_file_rules, "between\nsites: ");
+	char names[512];
+	size_t nsite = 0, nlisted = 0;
+
+	ck_assert_ptr_nonnull(list);
+	list += strlen("between\nsites: ");
+	snprintf(names, sizeof(names), "%.*s", (int)strcspn(list, "."), list);
+	for (char *p = names; *p; p++) /* one name per word */
+		if (*p == '\n' || *p == ',')
+			*p = ' ';
+	for (char *save, *w = strtok_r(names, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		if (strcmp(w, "and") == 0)
+			continue;
+		const struct opt *o = config_find_option(w, strlen(w));
+		ck_assert_msg(o && o->site, "the rules list %s, not a site option", w);
+		nlisted++;
+	}
+	for (size_t i = 0; i < config_noptions; i++)
+		nsite += config_options[i].site;
+	ck_assert_uint_eq(nlisted, nsite);
+}
+END_TEST
+
 START_TEST(test_site_errors)
 {
 	static const struct {
@@ -1175,6 +1202,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_reentrant);
 	tcase_add_test(tc, test_sites);
 	tcase_add_test(tc, test_site_errors);
+	tcase_add_test(tc, test_site_rules_name_site_options);
 	tcase_add_test(tc, test_check_flag);
 	tcase_add_test(tc, test_test_config_flag);
 	suite_add_tcase(s, tc);
