@@ -1057,6 +1057,18 @@ static void post_next_send(struct sock *s)
 	}
 }
 
+/* After a send, a control record or a wait for tokens: posts what comes
+ * next, and lets the protocol move on when nothing is in flight, or only
+ * sealed records with tx empty (it may fill tx meanwhile: the next file
+ * read). */
+static void move_on(struct sock *s)
+{
+	post_next_send(s);
+	if (!s->closing && !s->pace_posted &&
+	    ((!s->send_posted && !s->ctrl_posted) || (s->ct_posted && s->wire.tx_len == 0)))
+		s->h->drive(s->ctx);
+}
+
 static void account_sent(struct sock *s, enum stat_via via, int res)
 {
 	enum stat_tls tls = stats_tls_path(s->ssl != NULL, sock_ktls_tx(s));
@@ -1099,12 +1111,7 @@ static void send_done(struct ring_op *op, int res, uint32_t flags)
 		s->tx_sent += (size_t)res;
 	}
 	account_sent(s, STAT_VIA_SEND, res);
-	post_next_send(s);
-	/* With the next sealed records on their way and tx empty, the
-	 * protocol may fill tx again (the next file read) meanwhile. */
-	if (!s->closing && !s->pace_posted &&
-	    ((!s->send_posted && !s->ctrl_posted) || (s->ct_posted && s->wire.tx_len == 0)))
-		s->h->drive(s->ctx);
+	move_on(s);
 out:
 	sock_release(s);
 }
@@ -1124,9 +1131,7 @@ static void ctrl_done(struct ring_op *op, int res, uint32_t flags)
 							  : "control record send failed");
 		goto out;
 	}
-	post_next_send(s);
-	if (!s->send_posted && !s->ctrl_posted && !s->pace_posted && !s->closing)
-		s->h->drive(s->ctx);
+	move_on(s);
 out:
 	sock_release(s);
 }
@@ -1363,9 +1368,7 @@ static void pace_done(struct ring_op *op, int res, uint32_t flags)
 		post_splice(s, &s->splice_out_op, false);
 		goto out;
 	}
-	post_next_send(s);
-	if (!s->send_posted && !s->ctrl_posted && !s->pace_posted && !s->closing)
-		s->h->drive(s->ctx);
+	move_on(s);
 out:
 	sock_release(s);
 }

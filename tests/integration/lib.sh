@@ -89,19 +89,24 @@ expect_file_lacks() {
 # https:// URL prefix), KTLSD_PID and KTLSD_LOG (its stderr). Returns 1 (after
 # recording a failure) if it does not come up within 10 s.
 start_ktlsd() {
+	start_on_free_port --root "$FIX/root" --cert "$FIX/ec.pem" --key "$FIX/ec.key" \
+		--cert "$FIX/rsa.pem" --key "$FIX/rsa.key" --workers 2 "$@"
+}
+
+# start_on_free_port ARGS...: start "$KTLSD" ARGS... --listen 127.0.0.1:PORT
+# on a free port, as start_ktlsd does (which gives the fixtures' root and
+# certificates); for a test with a root or certificates of its own.
+start_on_free_port() {
 	local attempt
 	# shellcheck disable=SC2034 # attempt only counts
 	for attempt in 1 2 3; do
 		PORT=$("$PY" "$LIBPY" freeport) || break
-		launch --root "$FIX/root" --listen "127.0.0.1:$PORT" \
-			--cert "$FIX/ec.pem" --key "$FIX/ec.key" \
-			--cert "$FIX/rsa.pem" --key "$FIX/rsa.key" \
-			--workers 2 "$@"
+		launch "$@" --listen "127.0.0.1:$PORT"
 		case $? in 0) return 0 ;; 2) return 1 ;; esac
 		# Someone may have taken the port between the probe and the bind.
 		grep -qi 'in use' "$KTLSD_LOG" || break
 	done
-	fail "start_ktlsd $*" "server exited at start; log: $(tail -n 3 "$KTLSD_LOG" | tr '\n' ' ')"
+	fail "start ktlsd $*" "server exited at start; log: $(tail -n 3 "$KTLSD_LOG" | tr '\n' ' ')"
 	return 1
 }
 

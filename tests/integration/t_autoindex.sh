@@ -53,17 +53,7 @@ check "the test tree is made" test -f "$T/names.hex"
 
 # start_ai ARGS...: as start_ktlsd, on the tree above, one worker.
 start_ai() {
-	local attempt
-	# shellcheck disable=SC2034 # attempt only counts
-	for attempt in 1 2 3; do
-		PORT=$("$PY" "$LIBPY" freeport) || break
-		launch --root "$R" --listen "127.0.0.1:$PORT" --cert "$FIX/ec.pem" --key "$FIX/ec.key" \
-			--workers 1 "$@"
-		case $? in 0) return 0 ;; 2) return 1 ;; esac
-		grep -qi 'in use' "$KTLSD_LOG" || break
-	done
-	fail "start_ai $*" "server exited at start; log: $(tail -n 3 "$KTLSD_LOG" | tr '\n' ' ')"
-	return 1
+	start_on_free_port --root "$R" --cert "$FIX/ec.pem" --key "$FIX/ec.key" --workers 1 "$@"
 }
 
 # line KEY: the words after KEY on the line of $PY_OUT that starts with it.

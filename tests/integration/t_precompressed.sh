@@ -40,17 +40,7 @@ find "$R" -type f -exec touch -d @1580608922 {} +
 
 # start ARGS...: ktlsd on our root (as start_ktlsd does for the fixtures).
 start() {
-	local attempt
-	# shellcheck disable=SC2034 # attempt only counts
-	for attempt in 1 2 3; do
-		PORT=$("$PY" "$LIBPY" freeport) || break
-		launch --root "$R" --listen "127.0.0.1:$PORT" --cert "$FIX/ec.pem" --key "$FIX/ec.key" \
-			--workers 1 "$@"
-		case $? in 0) return 0 ;; 2) return 1 ;; esac
-		grep -qi 'in use' "$KTLSD_LOG" || break
-	done
-	fail "start ktlsd $*" "exited at start: $(tail -n 3 "$KTLSD_LOG" | tr '\n' ' ')"
-	return 1
+	start_on_free_port --root "$R" --cert "$FIX/ec.pem" --key "$FIX/ec.key" --workers 1 "$@"
 }
 
 # ---- --precompressed off (the default): identity, no Vary ---------------------
