@@ -70,7 +70,8 @@ static const char *const timeout_names[STAT_TIMEOUTS] = {"handshake", "header", 
 							 "linger"};
 static const char *const limit_names[STAT_LIMITS] = {
     "connections",    "fds",           "header",           "uri",
-    "h2_header_list", "h2_reset_rate", "h2_continuations", "h2_flood"};
+    "h2_header_list", "h2_reset_rate", "h2_continuations", "h2_flood",
+    "proxy_header"};
 static const char *const conn_names[STAT_CONN_STATES] = {"handshake", "reading", "writing", "idle",
 							 "closing"};
 
@@ -163,7 +164,8 @@ static const struct family families[] = {
     {"ktlsd_limit_hits_total", "counter",
      "Clients refused by a limit: connections (--max-connections), fds (accept found no "
      "file descriptor), header (--max-header-size, --max-headers), uri (--max-uri), "
-     "h2_header_list, h2_reset_rate, h2_continuations, h2_flood.",
+     "h2_header_list, h2_reset_rate, h2_continuations, h2_flood, proxy_header (a "
+     "proxy-protocol listener got no valid PROXY header within --handshake-timeout).",
      SNAP(stats.limits), &d_limit, NULL},
     {"ktlsd_open_files", "gauge",
      "Files the worker holds open: its file cache and the responses reading them.",
