@@ -97,7 +97,10 @@ proxy_refused() {
 	curl -sS --max-time 10 "http://127.0.0.1:$SPORT/metrics" |
 		awk '/^ktlsd_limit_hits_total\{.*limit="proxy_header"/ { n += $2 } END { print n + 0 }'
 }
-wait_until 10 sh -c '[ "$("$@")" -ge '"$REFUSED"' ]' sh proxy_refused 2>/dev/null
+refusals_counted() {
+	[ "$(proxy_refused)" -ge "$REFUSED" ]
+}
+wait_until 10 refusals_counted
 expect_eq "each refusal counted: ktlsd_limit_hits_total{limit=\"proxy_header\"}" "$(proxy_refused)" "$REFUSED"
 lines=$(grep -c 'proxy-protocol listener' "$KTLSD_LOG")
 check "... and logged sparingly: at most one info line per worker ($lines for $REFUSED)" [ "$lines" -ge 1 ] && [ "$lines" -le 2 ]
@@ -115,7 +118,7 @@ expect_eq "curl --unix-socket, plain HTTP: 200" "$st" 200
 expect_eq "... the whole file" "$(size "$T/u.b")" 1000
 expect_eq "... logged as unix:" "$(client_of unix_plain)" "unix:"
 ok=0
-for i in $(seq 1 12); do
+for _ in $(seq 1 12); do
 	st=$(curl -sS --max-time 30 --unix-socket "$UP" -o /dev/null -w '%{http_code}' "http://localhost/a.txt")
 	[ "$st" = 200 ] && ok=$((ok + 1))
 done
@@ -131,6 +134,7 @@ refused "... none: refused" --tls "$FIX/ca.pem" "unix:$UX" none
 
 stop_ktlsd
 check "every worker's stats at exit" grep -q 'worker 1 stats: accepted=' "$KTLSD_LOG"
+# shellcheck disable=SC2016 # sh -c gets the paths as arguments
 check "the socket files are removed at exit" sh -c '! [ -e "$1" ] && ! [ -e "$2" ] && ! [ -e "$3" ]' sh "$US" "$UP" "$UX"
 
 # ---- what is at the path before the start ----
