@@ -20,10 +20,13 @@
 #define CONFIG_MAX_MIME_OVERRIDES 32
 
 struct config_listen {
-	struct sockaddr_storage addr;
+	struct sockaddr_storage addr; /* AF_INET, AF_INET6, or AF_UNIX ("unix:/path") */
 	socklen_t addrlen;
-	char text[64]; /* as the user wrote it, for messages */
-	int fd;        /* a socket the service manager passed (3 and up), 0: bind addr */
+	char text[160];      /* as the user wrote it, options included, for messages */
+	int fd;              /* a socket the service manager passed (3 and up), 0: bind addr */
+	bool bound_here;     /* fd: a Unix socket ktlsd bound itself (listen_unix.h), not passed */
+	uint64_t bound_ino;  /* ... and its file's inode: exit removes that file, no successor's */
+	bool proxy_protocol; /* "proxy-protocol": each connection starts with a PROXY header */
 };
 
 struct config_cert {

@@ -20,6 +20,7 @@
 #include <ctype.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/un.h>
 
 #include "server/config.h"
 #include "server/config_options.h"
@@ -208,15 +209,12 @@ static int parse_port(const char *s, in_port_t *port)
  * Addresses are numeric: resolving names at start-up would make the server
  * depend on DNS to boot. A bare IPv6 address needs brackets, since its last
  * colon would otherwise be mistaken for the port separator. */
-static int parse_listen(const char *s, struct config_listen *l)
+static int parse_inet(const char *s, struct config_listen *l)
 {
 	char host[sizeof(l->text)];
 	const char *port;
 	size_t n;
 
-	memset(l, 0, sizeof(*l));
-	if (strlen(s) >= sizeof(l->text))
-		return -1;
 	if (s[0] == '[') {
 		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&l->addr;
 		const char *end = strchr(s, ']');
@@ -246,6 +244,61 @@ static int parse_listen(const char *s, struct config_listen *l)
 		if (inet_pton(AF_INET, host, &a4->sin_addr) != 1 || parse_port(port, &a4->sin_port))
 			return -1;
 		l->addrlen = sizeof(*a4);
+	}
+	return 0;
+}
+
+/* "unix:/PATH": absolute, so that it does not depend on the directory
+ * ktlsd happens to start in. addrlen counts the path and its NUL, as
+ * getsockname() reports it (listen_fds.c compares the two). */
+static int parse_unix(const char *path, struct config_listen *l)
+{
+	struct sockaddr_un *a = (struct sockaddr_un *)&l->addr;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(a->sun_path))
+		return -1;
+	a->sun_family = AF_UNIX;
+	strcpy(a->sun_path, path);
+	l->addrlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1);
+	return 0;
+}
+
+/* A listener: an address (parse_inet, or "unix:/PATH"), then options
+ * separated by blanks, as in nginx's "listen 443 ssl proxy_protocol":
+ * "0.0.0.0:8443 proxy-protocol". Returns 0, or -1 with why filled in
+ * (empty: the address is wrong, and the caller says what it expects). */
+static int parse_listen(const char *s, struct config_listen *l, char why[static 256])
+{
+	char addr[sizeof(l->text)];
+	size_t n = strcspn(s, " \t");
+
+	memset(l, 0, sizeof(*l));
+	why[0] = '\0';
+	if (strlen(s) >= sizeof(l->text))
+		return -1;
+	memcpy(addr, s, n);
+	addr[n] = '\0';
+	for (const char *p = s + n + strspn(s + n, " \t"); *p; p += n + strspn(p + n, " \t")) {
+		n = strcspn(p, " \t");
+		if (n == strlen("proxy-protocol") && memcmp(p, "proxy-protocol", n) == 0) {
+			l->proxy_protocol = true;
+			continue;
+		}
+		snprintf(why, 256,
+		         "unknown option '%.*s' after the address (expected proxy-protocol)",
+		         (int)(n > 40 ? 40 : n), p);
+		return -1;
+	}
+	if (strncmp(addr, "unix:", 5) == 0) {
+		if (parse_unix(addr + 5, l)) {
+			snprintf(why, 256,
+			         "expected unix:/PATH with an absolute path of at most %zu "
+			         "bytes, got '%s'",
+			         sizeof(((struct sockaddr_un *)0)->sun_path) - 1, addr);
+			return -1;
+		}
+	} else if (parse_inet(addr, l)) {
+		return -1;
 	}
 	strcpy(l->text, s);
 	return 0;
@@ -411,7 +464,7 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 {
 	bool fresh = list_fresh(o, c);
 	void *base = o->site ? (void *)c->site : (void *)cfg;
-	char buf[64];
+	char buf[64], why[256];
 	int i;
 
 	c->seen[o - config_options] = true;
@@ -479,11 +532,21 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 			report(c, o, "at most %d addresses", CONFIG_MAX_LISTEN);
 			return -1;
 		}
-		if (parse_listen(v, &l[*n])) {
-			report(c, o,
-			       "expected ADDR:PORT, [IPV6]:PORT, :PORT or PORT with a numeric "
-			       "address and a port from 1 to 65535, got '%s'",
-			       v);
+		if (parse_listen(v, &l[*n], why)) {
+			if (why[0])
+				report(c, o, "%s", why);
+			else
+				report(
+				    c, o,
+				    "expected ADDR:PORT, [IPV6]:PORT, :PORT or PORT with a numeric "
+				    "address and a port from 1 to 65535, got '%s'",
+				    v);
+			return -1;
+		}
+		/* The metrics listener is plain TCP, on its own thread. */
+		if (o->off == OFF(status_listen) &&
+		    (l[*n].proxy_protocol || l[*n].addr.ss_family == AF_UNIX)) {
+			report(c, o, "takes ADDR:PORT alone (no unix:, no options), got '%s'", v);
 			return -1;
 		}
 		(*n)++;
@@ -946,9 +1009,12 @@ fail:
 	return CONFIG_EXIT_ERR;
 }
 
+/* Same address and options: a listener whose proxy-protocol changes is a
+ * different one (the workers read it when they bind). */
 static bool listen_same(const struct config_listen *a, const struct config_listen *b)
 {
-	return a->addrlen == b->addrlen && memcmp(&a->addr, &b->addr, a->addrlen) == 0;
+	return a->addrlen == b->addrlen && memcmp(&a->addr, &b->addr, a->addrlen) == 0 &&
+	       a->proxy_protocol == b->proxy_protocol;
 }
 
 /* The first address of list a that list b lacks, or NULL. Order does not

@@ -25,11 +25,14 @@ const struct opt config_options[] = {
         "clients that name none of them.",
         .count_off = SITE_OFF(nserver_names), .max = CONFIG_MAX_SERVER_NAMES, .site = true),
     OPT("listen", "ADDR:PORT", T_LISTEN, G_GENERAL, OFF(listen), "0.0.0.0:8443",
-        "Accept HTTPS here; repeatable. ADDR:PORT, [IPV6]:PORT, :PORT or PORT. The default "
-        "applies only when neither --listen nor --listen-plain is given.",
+        "Accept HTTPS here; repeatable. ADDR:PORT, [IPV6]:PORT, :PORT, PORT or unix:/PATH (a "
+        "Unix socket, mode 0666, removed at exit), optionally followed by proxy-protocol: "
+        "each connection must then begin with a PROXY protocol v1 or v2 header (from HAProxy, "
+        "a cloud load balancer), whose client address the logs show; one without it is "
+        "closed. The default applies only when neither --listen nor --listen-plain is given.",
         .count_off = OFF(nlisten)),
     OPT("listen-plain", "ADDR:PORT", T_LISTEN, G_GENERAL, OFF(listen_plain), NULL,
-        "Accept plain HTTP here; repeatable, same forms as --listen.",
+        "Accept plain HTTP here; repeatable, same forms and options as --listen.",
         .count_off = OFF(nlisten_plain)),
     OPT("status-listen", "ADDR:PORT", T_LISTEN, G_GENERAL, OFF(status_listen), NULL,
         "Serve metrics here over plain HTTP: Prometheus text at /metrics, JSON at /status. "

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "proto/proxy_header.h"
 #include "server/log.h"
 #include "server/resolve.h"
 #include "server/sock.h"
@@ -69,10 +70,14 @@ static void unlink_conn(struct worker *w, struct conn *c)
 	w->nconns--;
 }
 
-/* Only the text is kept: the log lines are all that need the address. */
-static void peer_text(struct conn *c, const struct sockaddr *peer, socklen_t peerlen)
+/* The client's address as the logs write it and as --limit-conn counts
+ * it. This is the one place it is set, from the socket or a PROXY header. */
+static void set_peer(struct conn *c, const struct sockaddr *peer, socklen_t peerlen)
 {
-	if (peer->sa_family == AF_INET6 && peerlen >= sizeof(struct sockaddr_in6)) {
+	c->peer_known = addr_key_from(&c->peer_key, peer, peerlen);
+	if (peer->sa_family == AF_UNIX) {
+		snprintf(c->peer_text, sizeof(c->peer_text), "unix:");
+	} else if (peer->sa_family == AF_INET6 && peerlen >= sizeof(struct sockaddr_in6)) {
 		const struct sockaddr_in6 *a = (const void *)peer;
 		inet_ntop(AF_INET6, &a->sin6_addr, c->peer_text, sizeof(c->peer_text));
 	} else if (peer->sa_family == AF_INET && peerlen >= sizeof(struct sockaddr_in)) {
@@ -127,7 +132,61 @@ static void start_proto(struct conn *c)
 	c->proto->start(c);
 }
 
-int conn_new(struct worker *w, int fd, bool tls, const struct sockaddr *peer, socklen_t peerlen)
+/* The connection's own start, once a PROXY header (if any) is read: the
+ * TLS handshake, or straight to HTTP. The handshake deadline set at accept
+ * covers both the header and the handshake. */
+static void begin(struct conn *c)
+{
+	if (sock_is_tls(c->sock)) {
+		c->state = CONN_HANDSHAKE;
+		drive(c);
+	} else {
+		start_proto(c);
+	}
+}
+
+/* Without the header a proxy-protocol listener owes nothing: no response,
+ * just the close. A scanner or a misconfigured balancer would fill the
+ * log, so one line per worker a minute says it at info, the rest debug. */
+static void refuse_proxy(struct conn *c, const char *why)
+{
+	struct worker *w = c->w;
+
+	w->stats.limits[STAT_LIMIT_PROXY_HEADER]++;
+	if (!w->proxy_logged_ms || w->now_ms - w->proxy_logged_ms >= 60000) {
+		w->proxy_logged_ms = w->now_ms;
+		log_msg(LOG_INFO,
+		        "%s: proxy-protocol listener: %s; closed (worker %u: %llu so far; for a "
+		        "minute, more are logged at debug only)",
+		        c->peer_text, why, w->id,
+		        (unsigned long long)w->stats.limits[STAT_LIMIT_PROXY_HEADER]);
+	} else {
+		log_msg(LOG_DEBUG, "%s: proxy-protocol listener: %s; closed", c->peer_text, why);
+	}
+	conn_abort(c, NULL);
+}
+
+static void proxy_header(struct conn *c)
+{
+	struct proxy_header h;
+
+	switch (sock_take_proxy_header(c->sock, &h)) {
+	case SOCK_PROXY_AGAIN:
+		sock_recv(c->sock);
+		return;
+	case SOCK_PROXY_BAD:
+		refuse_proxy(c, h.why);
+		return;
+	case SOCK_PROXY_DONE:
+		if (!h.local)
+			set_peer(c, (const struct sockaddr *)&h.src, h.addrlen);
+		begin(c);
+		return;
+	}
+}
+
+int conn_new(struct worker *w, int fd, bool tls, bool proxy, const struct sockaddr *peer,
+             socklen_t peerlen)
 {
 	struct conn *c = calloc(1, sizeof(*c));
 	if (!c) {
@@ -141,16 +200,16 @@ int conn_new(struct worker *w, int fd, bool tls, const struct sockaddr *peer, so
 		free(c);
 		return -ENOMEM;
 	}
-	peer_text(c, peer, peerlen);
-	c->peer_known = addr_key_from(&c->peer_key, peer, peerlen);
+	set_peer(c, peer, peerlen);
 	link_conn(w, c);
 	hold(c);
-	if (tls) {
-		c->state = CONN_HANDSHAKE;
+	if (tls || proxy)
 		conn_set_deadline(c, w->srv->cfg->handshake_timeout_ms);
+	if (proxy) {
+		c->state = CONN_PROXY;
 		drive(c);
 	} else {
-		start_proto(c);
+		begin(c);
 	}
 	release(c);
 	return 0;
@@ -263,6 +322,9 @@ static void drive(void *ctx)
 	if (sock_closed(c->sock))
 		return;
 	switch (c->state) {
+	case CONN_PROXY:
+		proxy_header(c);
+		break;
 	case CONN_HANDSHAKE:
 		handshake(c);
 		break;
@@ -301,7 +363,7 @@ void conn_shutdown(struct conn *c)
 	hold(c);
 	if (c->state == CONN_PROTO)
 		c->proto->shutdown(c);
-	else if (c->state == CONN_HANDSHAKE)
+	else if (c->state == CONN_HANDSHAKE || c->state == CONN_PROXY)
 		conn_abort(c, "shutting down");
 	release(c);
 }
@@ -315,6 +377,9 @@ void conn_check_deadline(struct conn *c, uint64_t now_ms)
 		c->proto->tick(c);
 	if (c->state != CONN_CLOSING && c->deadline_ms && now_ms >= c->deadline_ms) {
 		switch (c->state) {
+		case CONN_PROXY:
+			refuse_proxy(c, "no complete PROXY header within --handshake-timeout");
+			break;
 		case CONN_HANDSHAKE:
 			c->w->stats.timeouts[STAT_TO_HANDSHAKE]++;
 			conn_abort(c, "handshake timeout");
@@ -335,6 +400,7 @@ void conn_tally(const struct conn *c, uint64_t by_state[STAT_CONN_STATES],
 		uint64_t by_tls[STAT_TLS_PATHS])
 {
 	switch (c->state) {
+	case CONN_PROXY:
 	case CONN_HANDSHAKE:
 		by_state[STAT_CONN_HANDSHAKE]++;
 		break;

@@ -24,6 +24,7 @@ struct worker;
 struct h2_session;
 
 enum conn_state {
+	CONN_PROXY, /* waiting for the PROXY header (a proxy-protocol listener) */
 	CONN_HANDSHAKE,
 	CONN_PROTO,   /* a protocol (HTTP/1.1 or HTTP/2) runs the connection */
 	CONN_LINGER,  /* answered, our side shut: drain the peer briefly, then close */
@@ -71,18 +72,22 @@ struct conn {
 	bool shut_wr;
 	enum access_end abort_end;   /* why it is being aborted, for the access log */
 	uint64_t deadline_ms;
-	char peer_text[64];          /* the client's address, for the logs */
+	/* The client's address, for the access log and every log line: the
+	 * socket's peer, or the one a PROXY header named; "unix:" on a Unix
+	 * socket (as nginx writes it). */
+	char peer_text[64];
 	struct addr_key peer_key;    /* ... and as --limit-conn counts it */
 	bool peer_known;             /* peer_key holds an IPv4 or IPv6 address */
-	unsigned site;               /* the site it is for (0 until there are several) */
+	unsigned site;               /* its index in the server's sites (resolve_conn_site) */
 	bool limit_counted;          /* --limit-conn counted it: uncounted when released */
 	bool over_limit;             /* --limit-conn refused it: its requests get 429 */
 };
 
-/* Takes ownership of fd (accepted, nonblocking). -ENOMEM if out of memory (fd
- * is then closed). */
-int conn_new(struct worker *w, int fd, bool tls, const struct sockaddr *peer,
-	     socklen_t peerlen);
+/* Takes ownership of fd (accepted, nonblocking). proxy: a PROXY protocol
+ * header comes first, and names the client instead of peer. -ENOMEM if
+ * out of memory (fd is then closed). */
+int conn_new(struct worker *w, int fd, bool tls, bool proxy, const struct sockaddr *peer,
+             socklen_t peerlen);
 
 /* Timer tick: closes the conn if its deadline passed. */
 void conn_check_deadline(struct conn *c, uint64_t now_ms);

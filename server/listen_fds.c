@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "server/log.h"
@@ -27,7 +29,8 @@ static long parse_count(const char *s)
 	return errno || *end ? -1 : v;
 }
 
-/* Fills l from the listening TCP socket fd; -ENOTSOCK if fd is not one. */
+/* Fills l from the listening stream socket fd (TCP or Unix); -ENOTSOCK if
+ * fd is not one. */
 static int describe(int fd, struct config_listen *l)
 {
 	int type = 0, listening = 0;
@@ -41,8 +44,18 @@ static int describe(int fd, struct config_listen *l)
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
 	    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len2) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&l->addr, &l->addrlen) < 0 || type != SOCK_STREAM ||
-	    !listening || (l->addr.ss_family != AF_INET && l->addr.ss_family != AF_INET6))
+	    !listening ||
+	    (l->addr.ss_family != AF_INET && l->addr.ss_family != AF_INET6 &&
+	     l->addr.ss_family != AF_UNIX))
 		return -ENOTSOCK;
+	if (l->addr.ss_family == AF_UNIX) {
+		const struct sockaddr_un *a = (const struct sockaddr_un *)&l->addr;
+		snprintf(l->text, sizeof(l->text), "unix:%.*s (fd %d)",
+		         (int)(l->addrlen - offsetof(struct sockaddr_un, sun_path)), a->sun_path,
+		         fd);
+		l->fd = fd;
+		return 0;
+	}
 	if (l->addr.ss_family == AF_INET) {
 		const struct sockaddr_in *a = (const struct sockaddr_in *)&l->addr;
 		ip = &a->sin_addr;
@@ -59,6 +72,28 @@ static int describe(int fd, struct config_listen *l)
 		snprintf(l->text, sizeof(l->text), "%s:%u (fd %d)", host, port, fd);
 	l->fd = fd;
 	return 0;
+}
+
+/* A passed socket has the options (proxy-protocol) of the --listen or
+ * --listen-plain line with its address, if there is one: the manager
+ * chooses the sockets, the configuration says what arrives on them. */
+static void take_options(const struct config *cfg, struct config_listen *l)
+{
+	const struct config_listen *lists[2] = {cfg->listen, cfg->listen_plain};
+	size_t counts[2] = {cfg->nlisten, cfg->nlisten_plain};
+
+	for (size_t k = 0; k < 2; k++) {
+		for (size_t i = 0; i < counts[k]; i++) {
+			const struct config_listen *c = &lists[k][i];
+			if (c->addrlen != l->addrlen || memcmp(&c->addr, &l->addr, c->addrlen) != 0)
+				continue;
+			l->proxy_protocol = c->proxy_protocol;
+			if (l->proxy_protocol)
+				strncat(l->text, " proxy-protocol",
+				        sizeof(l->text) - strlen(l->text) - 1);
+			return;
+		}
+	}
 }
 
 /* The i-th ':'-separated name of names (NULL: none) into out. */
@@ -115,10 +150,12 @@ int listen_fds_take(struct config *cfg)
 		bool is_plain;
 
 		if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || describe(fd, &l) < 0) {
-			log_msg(LOG_ERROR, "LISTEN_FDS: fd %d is not a listening TCP socket", fd);
+			log_msg(LOG_ERROR,
+			        "LISTEN_FDS: fd %d is not a listening TCP or Unix socket", fd);
 			rc = -ENOTSOCK;
 			goto out;
 		}
+		take_options(cfg, &l);
 		name_at(names, i, name, sizeof(name));
 		is_plain = strcmp(name, "http") == 0;
 		if ((is_plain ? nplain : ntls) == CONFIG_MAX_LISTEN) {
@@ -154,8 +191,12 @@ out:
 
 void listen_fds_keep(struct config *next, const struct config *running)
 {
-	bool inherited = (running->nlisten > 0 && running->listen[0].fd > 0) ||
-	                 (running->nlisten_plain > 0 && running->listen_plain[0].fd > 0);
+	/* Passed sockets replace every configured listener: the first tells.
+	 * A Unix socket ktlsd bound itself has an fd too, but is no sign. */
+	bool inherited =
+	    (running->nlisten > 0 && running->listen[0].fd > 0 && !running->listen[0].bound_here) ||
+	    (running->nlisten_plain > 0 && running->listen_plain[0].fd > 0 &&
+	     !running->listen_plain[0].bound_here);
 
 	if (!inherited)
 		return;

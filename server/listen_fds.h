@@ -13,7 +13,13 @@
  * queue, one-shot accepts re-armed after each connection, so that idle
  * workers take turns (worker.c). Workers never shut an inherited socket
  * down: it is the manager's too, and keeps listening (connections queue in
- * its backlog) while ktlsd restarts. */
+ * its backlog) while ktlsd restarts.
+ *
+ * Options: a passed socket whose address is that of a --listen or
+ * --listen-plain line (as getsockname() gives it: "[::]:443" for systemd's
+ * ListenStream=443, "unix:/run/ktlsd.sock" for a path) takes that line's
+ * options, proxy-protocol; one that matches no line has none. The socket's
+ * name still decides HTTPS or plain HTTP. */
 #ifndef KTLSD_SERVER_LISTEN_FDS_H
 #define KTLSD_SERVER_LISTEN_FDS_H
 
@@ -24,7 +30,7 @@
  * the configured ones, which are then not bound; logs one line saying so.
  * Unsets the three variables. Returns how many sockets it took (0: none was
  * passed and cfg is as it was), or -errno after one logged line when what
- * was passed cannot be served (not a listening TCP socket, too many, names
+ * was passed cannot be served (not a listening TCP or Unix socket, too many, names
  * that do not match). The fds stay open for the life of the process. */
 int listen_fds_take(struct config *cfg);
 

@@ -21,6 +21,7 @@
 #include "server/h1_conn.h"
 #include "server/h2_conn.h"
 #include "server/listen_fds.h"
+#include "server/listen_unix.h"
 #include "server/log.h"
 #include "server/notify.h"
 #include "server/privs.h"
@@ -438,7 +439,8 @@ static bool all_finished(struct worker *workers, unsigned n)
 
 /* SIGINT, SIGQUIT: exit at once, but with the access log complete: each
  * worker logs the responses it cuts and writes its lines out first. */
-static _Noreturn void quit_now(struct worker *workers, unsigned n, const char *pid_file, int sig)
+static _Noreturn void quit_now(struct worker *workers, unsigned n, const char *pid_file,
+                               struct config *cfg, int sig)
 {
 	struct timespec deadline;
 
@@ -452,6 +454,7 @@ static _Noreturn void quit_now(struct worker *workers, unsigned n, const char *p
 			log_msg(LOG_WARN, "worker %u did not stop within %d s", i, QUIT_WAIT_S);
 	if (pid_file)
 		unlink(pid_file);
+	listen_unix_close(cfg);
 	_exit(0);
 }
 
@@ -502,7 +505,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	notify_open(&notify);
-	if (listen_fds_take(&cfg) < 0) {
+	if (listen_fds_take(&cfg) < 0 || listen_unix_open(&cfg) < 0) {
 		config_free(&cfg);
 		return 1;
 	}
@@ -519,6 +522,7 @@ int main(int argc, char **argv)
 		/* A configuration that cannot work is a usage error (2); a
 		 * machine that cannot run it is an operational one (1). */
 		int code = rc == -EINVAL ? 2 : 1;
+		listen_unix_close(&cfg);
 		server_release(&srv);
 		config_free(&cfg);
 		return code;
@@ -526,6 +530,7 @@ int main(int argc, char **argv)
 	rc = access_log_file_open(&access_log, cfg.access_log);
 	if (rc < 0) {
 		log_msg(LOG_ERROR, "--access-log %s: %s", cfg.access_log, strerror(-rc));
+		listen_unix_close(&cfg);
 		server_release(&srv);
 		config_free(&cfg);
 		return 1;
@@ -613,7 +618,7 @@ int main(int argc, char **argv)
 			break;
 		case SIGINT:
 		case SIGQUIT:
-			quit_now(workers, n, pid_written ? cfg.pid_file : NULL, sig);
+			quit_now(workers, n, pid_written ? cfg.pid_file : NULL, &cfg, sig);
 		case SIGTERM:
 			if (stopping)
 				break;
@@ -671,6 +676,7 @@ int main(int argc, char **argv)
 	status_listen_stop(&status);
 	if (pid_written)
 		unlink(cfg.pid_file);
+	listen_unix_close(&cfg);
 	access_log_file_close(&access_log);
 	free(workers);
 	addr_limit_free(conn_limits); /* no worker runs any more */
@@ -701,6 +707,7 @@ fail:
 	}
 	free(workers);
 	addr_limit_free(conn_limits);
+	listen_unix_close(&cfg);
 	access_log_file_close(&access_log);
 	server_release(&srv);
 	config_free(&cfg);

@@ -38,6 +38,7 @@
 struct sock;
 struct worker;
 struct ring_op;
+struct proxy_header;
 
 struct sock_handler {
 	/* Input arrived, a send or splice completed: move the protocol on.
@@ -102,6 +103,19 @@ void sock_consume(struct sock *s, size_t n);
 /* Drops what was received (a connection that lingers before closing). */
 void sock_discard_input(struct sock *s);
 bool sock_peer_eof(const struct sock *s);
+
+/* ---- PROXY protocol ---- */
+enum sock_proxy {
+	SOCK_PROXY_DONE,  /* *out holds the header; what followed it waits for TLS or HTTP */
+	SOCK_PROXY_AGAIN, /* a valid beginning: receive more */
+	SOCK_PROXY_BAD,   /* not a PROXY header, or the peer closed before its end (out->why) */
+};
+/* Takes a PROXY protocol header (proto/proxy_header.h) off the front of
+ * the bytes received, before TLS or HTTP has seen any: bytes that came
+ * behind it in the same read stay in the receive buffer for them. Call
+ * before the handshake or the protocol's start, and before anything else
+ * consumed input. */
+enum sock_proxy sock_take_proxy_header(struct sock *s, struct proxy_header *out);
 
 /* ---- output ---- */
 /* Room for len bytes of plaintext where the next send takes it from: the

@@ -34,15 +34,16 @@ enum stat_timeout {
 
 /* A limit that refused a client something. */
 enum stat_limit {
-	STAT_LIMIT_CONNECTIONS,    /* --max-connections: accepted and closed at once */
-	STAT_LIMIT_FDS,            /* accept failed: no file descriptor left (EMFILE, ENFILE) */
-	STAT_LIMIT_HEADER,         /* --max-header-size or --max-headers: 431 */
-	STAT_LIMIT_URI,            /* --max-uri: 414 */
-	STAT_LIMIT_H2_HEADER_LIST, /* --h2-max-header-list: the stream is reset */
-	STAT_LIMIT_H2_RESETS,      /* --h2-reset-rate: GOAWAY */
+	STAT_LIMIT_CONNECTIONS,      /* --max-connections: accepted and closed at once */
+	STAT_LIMIT_FDS,              /* accept failed: no file descriptor left (EMFILE, ENFILE) */
+	STAT_LIMIT_HEADER,           /* --max-header-size or --max-headers: 431 */
+	STAT_LIMIT_URI,              /* --max-uri: 414 */
+	STAT_LIMIT_H2_HEADER_LIST,   /* --h2-max-header-list: the stream is reset */
+	STAT_LIMIT_H2_RESETS,        /* --h2-reset-rate: GOAWAY */
 	STAT_LIMIT_H2_CONTINUATIONS, /* --h2-max-continuations: the connection is dropped */
 	STAT_LIMIT_H2_FLOOD,       /* nghttp2's flood guards (SETTINGS, PING, ...): dropped */
 	STAT_LIMIT_CONN,           /* --limit-conn: 429, then closed (once per connection) */
+	STAT_LIMIT_PROXY_HEADER,   /* proxy-protocol listener: no valid PROXY header in time */
 	STAT_LIMITS,
 };
 

@@ -60,6 +60,8 @@ struct listener {
 	int fd;
 	bool tls;
 	bool inherited;              /* a duplicate of a passed socket (listen_fds.h) */
+	bool is_unix;                /* AF_UNIX: no TCP options on its connections */
+	bool proxy;                  /* proxy-protocol: a PROXY header comes first */
 	bool armed;                  /* an accept (or its retry timer) is in flight */
 	bool multishot;
 	struct worker *w;
@@ -135,6 +137,7 @@ struct worker {
 	uint64_t stop_deadline_ms;
 	bool accept_paused_logged;
 	uint64_t accept_failed_ms;   /* when accept last ran out of fds */
+	uint64_t proxy_logged_ms;    /* when a refused PROXY header was last logged at info */
 	uint64_t now_ms;
 	uint64_t boundary_seed;
 	time_t date_sec;             /* the Date header, formatted once a second */

@@ -97,8 +97,11 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 		const struct config_listen *cl = tls ? &cfg->listen[i] : &cfg->listen_plain[i - cfg->nlisten];
 		int fd;
 		if (cl->fd > 0) {
-			/* Passed by the service manager (listen_fds.h): each
-			 * worker accepts through a duplicate of its own. */
+			/* Passed by the service manager (listen_fds.h), or a
+			 * Unix socket bound once before the workers
+			 * (listen_unix.h), since SO_REUSEPORT cannot give each
+			 * worker one of its own: each accepts through a
+			 * duplicate of its own. */
 			fd = fcntl(cl->fd, F_DUPFD_CLOEXEC, 0);
 			fd = fd < 0 ? -errno : fd;
 		} else {
@@ -113,15 +116,17 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 		struct listener *l = &w->listeners[w->nlisteners++];
 		l->fd = fd;
 		l->tls = tls;
-		l->inherited = cl->fd > 0;
+		l->inherited = cl->fd > 0 && !cl->bound_here;
+		l->is_unix = cl->addr.ss_family == AF_UNIX;
+		l->proxy = cl->proxy_protocol;
 		l->w = w;
-		/* On a socket every worker shares (an inherited one), a
+		/* On a socket every worker shares (an inherited one, a Unix one), a
 		 * multishot accept would leave the first worker's wait entry
 		 * first in the queue for good, and that worker would take
 		 * every connection (201 of 201, 2 workers, 8 curls at once).
 		 * A one-shot accept re-armed after each connection queues
 		 * the worker behind the others: 106 and 101 of 207. */
-		l->multishot = !l->inherited;
+		l->multishot = cl->fd <= 0;
 		l->accept_op.complete = on_accept;
 		l->retry_op.complete = on_retry;
 	}
@@ -197,12 +202,13 @@ static void on_accept(struct ring_op *op, int res, uint32_t flags)
 		} else {
 			/* Responses leave in large writes; Nagle would only delay
 			 * the tail of each one. */
-			setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			if (!l->is_unix)
+				setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 			if (getpeername(res, (struct sockaddr *)&peer, &plen) < 0) {
 				memset(&peer, 0, sizeof(peer));
 				plen = sizeof(peer);
 			}
-			conn_new(w, res, l->tls, (struct sockaddr *)&peer, plen);
+			conn_new(w, res, l->tls, l->proxy, (struct sockaddr *)&peer, plen);
 		}
 	} else if (res == -EINVAL && l->multishot) {
 		/* Kernel before 5.19: fall back to one accept per completion. */
@@ -245,7 +251,8 @@ static void begin_stop(struct worker *w)
 	for (size_t i = 0; i < w->nlisteners; i++) {
 		ring_cancel(&w->ring, &w->listeners[i].accept_op);
 		/* Closing our SO_REUSEPORT socket sends new connections to no one:
-		 * they are refused, as a stopping server should. An inherited
+		 * they are refused, as a stopping server should (a shut Unix
+		 * socket refuses them too, for all workers). An inherited
 		 * socket is the service manager's too: shut down, it would stop
 		 * listening for the next ktlsd as well, so it is left alone and
 		 * new connections wait in its backlog for that one. */

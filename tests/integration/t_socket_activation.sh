@@ -119,13 +119,13 @@ expect_eq "... and serves" "$STATUS" 200
 check "... without a word of socket activation" sh -c '! grep -q "socket activation" "$1"' sh "$KTLSD_LOG"
 stop_ktlsd
 
-# What is passed must be a listening TCP socket.
+# What is passed must be a listening TCP or Unix socket.
 : >"$T/not-a-socket"
 timeout 10 sh -c 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@" 3<"'"$T/not-a-socket"'"' "$KTLSD" \
 	--root "$FIX/root" --cert "$FIX/ec.pem" --key "$FIX/ec.key" >"$T/nots.out" 2>"$T/nots.err"
 expect_eq "fd 3 a file, not a socket: exit 1" "$?" 1
 expect_eq "... with one line" "$(grep -c '' "$T/nots.err")" 1
-expect_match "... saying so" "$(cat "$T/nots.err")" 'LISTEN_FDS: fd 3 is not a listening TCP socket'
+expect_match "... saying so" "$(cat "$T/nots.err")" 'LISTEN_FDS: fd 3 is not a listening TCP or Unix socket'
 timeout 10 sh -c 'LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=a:b exec "$0" "$@"' "$KTLSD" \
 	--root "$FIX/root" --cert "$FIX/ec.pem" --key "$FIX/ec.key" >"$T/names.out" 2>"$T/names.err"
 expect_eq "two names for one socket: exit 1" "$?" 1

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "server/config.h"
@@ -551,7 +552,9 @@ START_TEST(test_listen)
 	LISTEN_ERR("1.2.3.4:http");
 	LISTEN_ERR("[0000:0000:0000:0000:0000:0000:0000:0000:0000:0000:0000]:443");
 	/* Valid but longer than config_listen.text can hold. */
-	LISTEN_ERR("1.2.3.4:0000000000000000000000000000000000000000000000000000000000080");
+	LISTEN_ERR("1.2.3.4:0000000000000000000000000000000000000000000000000000000000000000000000"
+	           "0000000000000000000000000000000000000000000000000000000000000000000000000000"
+	           "0000000000000080");
 	RUN_ERR("ktlsd: --listen-plain: expected ADDR:PORT, [IPV6]:PORT, :PORT or PORT with a "
 	        "numeric address and a port from 1 to 65535, got 'x'",
 	        "--root", "/", "--listen-plain", "x");
@@ -615,6 +618,80 @@ START_TEST(test_status_listen)
 	RUN_ERR("ktlsd: --status-listen: expected ADDR:PORT, [IPV6]:PORT, :PORT or PORT with a "
 	        "numeric address and a port from 1 to 65535, got 'localhost:9100'",
 	        "--root", "/", "--status-listen", "localhost:9100");
+}
+END_TEST
+
+/* Options after the address ("proxy-protocol") and Unix sockets. */
+START_TEST(test_listen_options)
+{
+	struct run r, r2;
+	char buf[INET6_ADDRSTRLEN], why[256];
+	char *path = conf("root /\nlisten 127.0.0.1:8443 proxy-protocol # via the balancer\n"
+	                  "listen-plain unix:/run/ktlsd.sock\n");
+	const struct sockaddr_un *un;
+
+	RUN_OK(&r, "--root", "/", "--listen", "0.0.0.0:8443 proxy-protocol", "--listen",
+	       "[::1]:8443", "--listen-plain", "unix:/run/k.sock \t proxy-protocol");
+	ck_assert(r.cfg.listen[0].proxy_protocol);
+	ck_assert_str_eq(r.cfg.listen[0].text, "0.0.0.0:8443 proxy-protocol");
+	ck_assert_str_eq(addr_of(&r.cfg.listen[0], buf), "0.0.0.0");
+	ck_assert_uint_eq(port_of(&r.cfg.listen[0]), 8443);
+	ck_assert(!r.cfg.listen[1].proxy_protocol);
+	un = (const struct sockaddr_un *)&r.cfg.listen_plain[0].addr;
+	ck_assert_int_eq(un->sun_family, AF_UNIX);
+	ck_assert_str_eq(un->sun_path, "/run/k.sock");
+	ck_assert_uint_eq(r.cfg.listen_plain[0].addrlen,
+	                  offsetof(struct sockaddr_un, sun_path) + strlen("/run/k.sock") + 1);
+	ck_assert(r.cfg.listen_plain[0].proxy_protocol);
+	done(&r);
+
+	RUN_OK(&r, "--config", path);
+	ck_assert_uint_eq(r.cfg.nlisten, 1);
+	ck_assert(r.cfg.listen[0].proxy_protocol);
+	ck_assert_str_eq(r.cfg.listen[0].text, "127.0.0.1:8443 proxy-protocol");
+	ck_assert_str_eq(r.cfg.listen_plain[0].text, "unix:/run/ktlsd.sock");
+	ck_assert(!r.cfg.listen_plain[0].proxy_protocol);
+	/* A reload that turns proxy-protocol off keeps the listener as it is
+	 * until a restart: the workers read it when they bind. */
+	RUN_OK(&r2, "--config", path, "--listen", "127.0.0.1:8443");
+	why[0] = '\0';
+	ck_assert_uint_eq(config_keep_fixed(&r.cfg, &r2.cfg, last_line, why), 1);
+	ck_assert_str_eq(why, "--listen stays 127.0.0.1:8443 proxy-protocol until a restart (the "
+	                      "configuration says 127.0.0.1:8443)");
+	ck_assert(r2.cfg.listen[0].proxy_protocol);
+	done(&r2);
+	done(&r);
+	unconf(path);
+
+	RUN_ERR("ktlsd: --listen: unknown option 'proxy_protocol' after the address (expected "
+	        "proxy-protocol)",
+	        "--root", "/", "--listen", "8443 proxy_protocol");
+	RUN_ERR("ktlsd: --listen-plain: unknown option 'ssl' after the address (expected "
+	        "proxy-protocol)",
+	        "--root", "/", "--listen-plain", "unix:/a proxy-protocol ssl");
+	RUN_ERR("ktlsd: --listen: expected unix:/PATH with an absolute path of at most 107 bytes, "
+	        "got 'unix:run/k.sock'",
+	        "--root", "/", "--listen", "unix:run/k.sock");
+	RUN_ERR("ktlsd: --listen: expected unix:/PATH with an absolute path of at most 107 bytes, "
+	        "got 'unix:'",
+	        "--root", "/", "--listen", "unix:");
+	/* 108 bytes: one too many for sun_path and its NUL. */
+#define LONG_PATH                                                                                  \
+	"/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"                                   \
+	"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	RUN_ERR("ktlsd: --listen: expected unix:/PATH with an absolute path of at most 107 bytes, "
+	        "got 'unix:" LONG_PATH "'",
+	        "--root", "/", "--listen", "unix:" LONG_PATH);
+#undef LONG_PATH
+	RUN_ERR("ktlsd: --listen: expected ADDR:PORT, [IPV6]:PORT, :PORT or PORT with a numeric "
+	        "address and a port from 1 to 65535, got 'localhost:1 proxy-protocol'",
+	        "--root", "/", "--listen", "localhost:1 proxy-protocol");
+	RUN_ERR("ktlsd: --status-listen: takes ADDR:PORT alone (no unix:, no options), got "
+	        "'9100 proxy-protocol'",
+	        "--root", "/", "--status-listen", "9100 proxy-protocol");
+	RUN_ERR("ktlsd: --status-listen: takes ADDR:PORT alone (no unix:, no options), got "
+	        "'unix:/run/m.sock'",
+	        "--root", "/", "--status-listen", "unix:/run/m.sock");
 }
 END_TEST
 
@@ -1190,6 +1267,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_log_files);
 	tcase_add_test(tc, test_protocols);
 	tcase_add_test(tc, test_listen);
+	tcase_add_test(tc, test_listen_options);
 	tcase_add_test(tc, test_status_listen);
 	tcase_add_test(tc, test_certs);
 	tcase_add_test(tc, test_cli_errors);
