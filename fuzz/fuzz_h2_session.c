@@ -270,10 +270,10 @@ static void fz_resolve(void *ctx, const struct static_ask *ask, struct static_ta
 }
 
 /* The fixtures never change: a reopen finds the file the head described. */
-static int fz_reopen(void *ctx, const void *root, const char *rel,
+static int fz_reopen(void *ctx, const void *site_root, const char *rel,
 		     const struct static_file *expect, const void **mem)
 {
-	(void)root;
+	(void)site_root;
 	struct stat st;
 	int fd = file_open_beneath(root_fd, rel, &st);
 
