@@ -20,11 +20,8 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 		guard = NULL;
 		siglongjmp(*jb, 1);
 	}
-	/* Not ours: the default action (raised now, delivered as the handler
-	 * returns; valgrind does not fault again when the instruction runs
-	 * again). */
+	/* Not ours: the default action, when the instruction runs again. */
 	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
 int page_guard_install(void)
