@@ -3,12 +3,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "server/conn.h"
-#include "server/file_map.h"
 #include "server/log.h"
 #include "server/sock.h"
 #include "server/worker-t.h"
@@ -40,14 +38,7 @@ static void read_done(struct ring_op *op, int res, uint32_t flags);
 static enum body_path choose_path(const struct conn *c, enum config_tristate sendfile,
 				  const void *mem, uint64_t size)
 {
-	if (mem || sendfile == CONFIG_OFF)
-		return BODY_PATH_COPY;
-	/* ktlsd's sealer encrypts straight from the file's pages: no read
-	 * into user memory first (the copy path's read was half the CPU of
-	 * a download). */
-	if (sock_seals(c->sock) && size >= BODY_SPLICE_MIN)
-		return BODY_PATH_MMAP;
-	if (!sock_can_splice(c->sock))
+	if (mem || sendfile == CONFIG_OFF || !sock_can_splice(c->sock))
 		return BODY_PATH_COPY;
 	if (sendfile == CONFIG_ON)
 		return BODY_PATH_SPLICE;
@@ -64,16 +55,6 @@ void body_send_start(struct conn *c, int fd, const void *mem)
 	r->read_op.complete = read_done;
 	body_start(&r->body, &r->sr, &r->file);
 	r->path = choose_path(c, srv->cfg->sendfile, mem, r->body.remaining);
-	if (r->path == BODY_PATH_MMAP) {
-		void *m = mmap(NULL, r->file.size, PROT_READ, MAP_SHARED, fd, 0);
-		if (m == MAP_FAILED) {
-			r->path = BODY_PATH_COPY;
-		} else {
-			r->map = m;
-			r->map_len = r->file.size;
-			r->resident_to = 0;
-		}
-	}
 	if (r->path == BODY_PATH_SPLICE)
 		c->w->stats.body_splice++;
 	else
@@ -120,15 +101,6 @@ static bool pump_copy(struct conn *c)
 			}
 			if (step == BODY_FILE && r->mem) {
 				memcpy(base, r->mem + off, n);
-				sock_out_commit(s, n);
-				body_advance(&r->body, n);
-				continue;
-			}
-			/* Pages in memory go as a piece of tx from the mapping;
-			 * the rest is read by the ring. */
-			if (step == BODY_FILE && r->map && sock_out_map_room(s) > 0 &&
-			    file_map_resident(r->map, r->map_len, off, n, &r->resident_to) &&
-			    sock_out_map(s, base, (const char *)r->map + off, n)) {
 				sock_out_commit(s, n);
 				body_advance(&r->body, n);
 				continue;
@@ -199,21 +171,6 @@ static bool pump_splice(struct conn *c)
 		return false;
 	}
 	return finished(c);
-}
-
-void body_send_end(struct conn *c)
-{
-	struct response *r = c->h1.resp;
-
-	if (r->file_fd >= 0) {
-		filecache_release(&c->w->files, r->file_fd);
-		r->file_fd = -1;
-	}
-	if (r->map) {
-		munmap(r->map, r->map_len);
-		r->map = NULL;
-	}
-	r->path = BODY_PATH_NONE;
 }
 
 bool body_send_pump(struct conn *c)

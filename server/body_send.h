@@ -5,9 +5,6 @@
  *          this send; with kTLS or plain HTTP the buffer is sent as is.
  *          A small file whose bytes the file cache keeps is copied from
  *          there: with its head, one record and one send.
- *  mmap:   ktlsd's sealer (user-space TLS without OpenSSL's copy) seals the
- *          file's pages in memory straight into records (sock_out_map); pages
- *          not in memory are read as on the copy path.
  *  splice: zero copy, file -> pipe -> socket through the transport's
  *          sock_splice_file (io_uring has no sendfile); only where the
  *          socket encrypts by itself (kTLS) or nothing needs encrypting
@@ -31,10 +28,6 @@ struct conn;
  * by the path the flags and the socket allow. mem: the file's bytes, when
  * the file cache keeps them (they are copied, never read again). */
 void body_send_start(struct conn *c, int fd, const void *mem);
-
-/* The response is over (sent, or the connection is going): its file and
- * mapping are given back. Safe to call twice. */
-void body_send_end(struct conn *c);
 
 /* Moves the response on: produce and send. true when all of it is out. */
 bool body_send_pump(struct conn *c);

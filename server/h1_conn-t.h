@@ -12,7 +12,7 @@
 #include "proto/static_file.h"
 #include "server/ring.h"
 
-enum body_path { BODY_PATH_NONE, BODY_PATH_COPY, BODY_PATH_SPLICE, BODY_PATH_MMAP };
+enum body_path { BODY_PATH_NONE, BODY_PATH_COPY, BODY_PATH_SPLICE };
 
 struct conn;
 struct lister_job;
@@ -21,8 +21,6 @@ struct lister_job;
 struct response {
 	struct conn *conn;           /* whose (the file read's completion finds it so) */
 	int file_fd;                 /* -1 when the body is not from a file */
-	void *map;                   /* BODY_PATH_MMAP: the whole file, map_len bytes */
-	uint64_t map_len, resident_to;
 	const unsigned char *mem;    /* the file's bytes, when the file cache keeps them */
 	struct static_file file;
 	struct static_response sr;

@@ -317,8 +317,7 @@ static void on_parse_error(struct conn *c, int status)
 static void on_response_done(struct conn *c, enum access_end end)
 {
 	static const char *const path_names[] = {
-	    [BODY_PATH_NONE] = "none", [BODY_PATH_COPY] = "copy", [BODY_PATH_SPLICE] = "splice",
-	    [BODY_PATH_MMAP] = "mmap"};
+	    [BODY_PATH_NONE] = "none", [BODY_PATH_COPY] = "copy", [BODY_PATH_SPLICE] = "splice"};
 	const struct h1_request *req = &c->h1.parser->req;
 	const struct response *r = c->h1.resp;
 	char version[9];
@@ -420,7 +419,11 @@ static void response_finish(struct conn *c)
 	struct h1_exchange *x = &c->h1;
 
 	on_response_done(c, x->resp->truncated ? ACCESS_END_TRUNCATED : ACCESS_END_COMPLETE);
-	body_send_end(c);
+	if (x->resp->file_fd >= 0) {
+		filecache_release(&c->w->files, x->resp->file_fd);
+		x->resp->file_fd = -1;
+	}
+	x->resp->path = BODY_PATH_NONE;
 	if (c->close_after || c->w->stopping ||
 	    (cfg->keepalive_requests && x->requests >= cfg->keepalive_requests) ||
 	    sock_rekey_needed(c->sock)) {
@@ -595,8 +598,8 @@ static enum stat_conn h1_activity(const struct conn *c)
 
 static void h1_release(struct conn *c)
 {
-	if (c->h1.resp)
-		body_send_end(c);
+	if (c->h1.resp && c->h1.resp->file_fd >= 0)
+		filecache_release(&c->w->files, c->h1.resp->file_fd);
 	parser_give_back(c);
 }
 

@@ -24,7 +24,6 @@
 #include "server/listen_unix.h"
 #include "server/log.h"
 #include "server/notify.h"
-#include "server/page_guard.h"
 #include "server/privs.h"
 #include "server/status_listen.h"
 #include "server/worker.h"
@@ -518,12 +517,6 @@ int main(int argc, char **argv)
 	 * glibc's default (a threshold that grows with the first frees) they
 	 * would come from the heap and stay resident after use. */
 	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
-	rc = page_guard_install();
-	if (rc < 0) {
-		fprintf(stderr, "ktlsd: SIGBUS handler: %s\n", strerror(-rc));
-		config_free(&cfg);
-		return 1;
-	}
 	rc = server_build(&srv, &cfg, NULL);
 	if (rc < 0) {
 		/* A configuration that cannot work is a usage error (2); a

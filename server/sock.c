@@ -10,7 +10,6 @@
 
 #include "ktls/ktls.h"
 #include "ktls/tls_seal.h"
-#include "server/page_guard.h"
 #include "ktls/tls.h"
 #include "proto/proxy_header.h"
 #include "server/bufpool.h"
@@ -284,11 +283,6 @@ bool sock_ktls_tx(const struct sock *s)
 bool sock_user_tls(const struct sock *s)
 {
 	return s->ssl && !s->wire.ktls_tx;
-}
-
-bool sock_seals(const struct sock *s)
-{
-	return s->wire.sealing;
 }
 
 const char *sock_tls_version(const struct sock *s)
@@ -928,9 +922,9 @@ bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len)
 
 unsigned sock_out_map_room(struct sock *s)
 {
-	/* The kernel reads mapped pages, or ktlsd's sealer under the page
-	 * guard (page_guard.h); OpenSSL's SSL_write takes no pieces. */
-	if (sock_user_tls(s) ||
+	/* Only the kernel reads mapped pages: it fails a send with EFAULT
+	 * where a read of ours from a file that shrank would be SIGBUS. */
+	if ((s->ssl && !sock_ktls_tx(s)) ||
 	    (!s->holes && !(s->holes = calloc(1, sizeof(*s->holes)))))
 		return 0;
 	return SOCK_HOLES_MAX - s->holes->n;
@@ -963,59 +957,24 @@ static bool ct_reserve(struct sock *s, size_t len)
 	return s->ct != NULL;
 }
 
-struct seal_job {
-	struct sock *s;
-	unsigned char type;
-	const struct iovec *iov;
-	int iovcnt;
-	size_t len;
+/* Seals plaintext of record type into ct, which is empty. */
+static bool seal(struct sock *s, unsigned char type, const char *data, size_t len)
+{
+	struct iovec iov = {(void *)data, len};
 	long n;
-};
-
-static void seal_pieces(void *arg)
-{
-	struct seal_job *j = arg;
-
-	j->n = tls_seal(j->s->wire.sealer, j->type, j->iov, j->iovcnt, j->len, j->s->ct);
-}
-
-/* Seals len bytes of plaintext of record type from iov into ct, which is
- * empty. Pieces from a file's mapped pages (holes) are read under the page
- * guard: a file that shrank ends the response as a short splice does. */
-static bool seal(struct sock *s, unsigned char type, const struct iovec *iov, int iovcnt,
-		 size_t len, bool mapped)
-{
-	struct seal_job j = {.s = s, .type = type, .iov = iov, .iovcnt = iovcnt, .len = len};
 
 	if (!ct_reserve(s, len)) {
 		fail(s, "out of memory");
 		return false;
 	}
-	if (!mapped) {
-		seal_pieces(&j);
-	} else if (page_guard_run(seal_pieces, &j) < 0) {
-		s->h->spliced(s->ctx, 0);
-		if (!s->closing)
-			fail(s, "file shrank under a send from its pages");
-		return false;
-	}
-	if (j.n < 0) {
+	n = tls_seal(s->wire.sealer, type, &iov, 1, len, s->ct);
+	if (n < 0) {
 		fail(s, "TLS seal failed");
 		return false;
 	}
-	s->ct_len = (size_t)j.n;
+	s->ct_len = (size_t)n;
 	s->ct_sent = 0;
 	return true;
-}
-
-/* Seals the next len bytes of tx, holes (sock_out_map) in their places. */
-static bool seal_tx(struct sock *s, size_t len)
-{
-	struct iovec one = {s->wire.tx + s->tx_sent, len};
-
-	if (s->holes && gather(s, s->tx_sent + len))
-		return seal(s, 23, s->holes->iov, (int)s->holes->msg.msg_iovlen, len, true);
-	return seal(s, 23, &one, 1, len, false);
 }
 
 static void post_ct_send(struct sock *s)
@@ -1070,8 +1029,7 @@ static void post_next_send(struct sock *s)
 				wi->ctrl = r->next;
 				if (!wi->ctrl)
 					wi->ctrl_tail = NULL;
-				struct iovec iov = {r->data, r->len};
-				bool ok = seal(s, r->type, &iov, 1, r->len, false);
+				bool ok = seal(s, r->type, r->data, r->len);
 				free(r);
 				if (!ok)
 					return;
@@ -1084,7 +1042,7 @@ static void post_next_send(struct sock *s)
 									: SEAL_MAX);
 			if (len == 0)
 				return;
-			if (!seal_tx(s, len))
+			if (!seal(s, 23, wi->tx + s->tx_sent, len))
 				return;
 			s->tx_sent += len;
 			if (s->tx_sent == wi->tx_len)

@@ -77,7 +77,6 @@ enum sock_handshake sock_handshake(struct sock *s);
 bool sock_is_tls(const struct sock *s);
 bool sock_ktls_tx(const struct sock *s);   /* the kernel encrypts what we send */
 bool sock_user_tls(const struct sock *s);  /* OpenSSL encrypts (TLS without kTLS) */
-bool sock_seals(const struct sock *s);     /* ktlsd's sealer encrypts (tls_seal.h) */
 const char *sock_tls_version(const struct sock *s); /* "-" without TLS */
 const char *sock_tls_cipher(const struct sock *s);
 const char *sock_tls_servername(const struct sock *s); /* SNI; NULL: none or no TLS */

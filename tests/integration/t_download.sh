@@ -65,16 +65,13 @@ stop_ktlsd
 # --sendfile: which path a body takes, as the access log says. auto (the
 # default) copies on plain HTTP, where copying measured faster than the
 # ring's splices, and splices only kTLS bodies of 64 KiB and more (this
-# host may lack kTLS: then ktlsd's sealer seals HTTPS bodies from the
-# file's pages, mmap, or OpenSSL copies them with --tls-records openssl);
-# on splices wherever the socket allows; off never. Bytes are the same on
-# every path.
-sendfile_path() { # NAME SENDFILE HTTPS-BODY PLAIN-BODY [ARGS...]
-	local alog plain_port
-	alog=$T/sf-$(printf '%s' "$1" | tr -c 'a-z0-9' _).access
+# host may lack kTLS: then HTTPS copies under every setting); on splices
+# wherever the socket allows; off never. Bytes are the same on every path.
+sendfile_path() { # NAME SENDFILE HTTPS-BODY PLAIN-BODY
+	local alog=$T/sf-$2.access plain_port
 	plain_port=$(freeport)
-	start_ktlsd --sendfile "$2" --listen-plain "127.0.0.1:$plain_port" --access-log "$alog" \
-		"${@:5}" || return 0
+	start_ktlsd --sendfile "$2" --listen-plain "127.0.0.1:$plain_port" --access-log "$alog" ||
+		return 0
 	fetch "sf-$2" /big.bin
 	expect_eq "$1: HTTPS sha256" "$(sha "$T/sf-$2.b")" "$want"
 	timeout 60 curl -s -o "$T/sf-$2-plain.b" "http://127.0.0.1:$plain_port/big.bin"
@@ -90,9 +87,7 @@ if grep -qw tls /proc/sys/net/ipv4/tcp_available_ulp 2>/dev/null; then
 	sendfile_path "--sendfile auto" auto 'ktls=tx body=splice( |$)' 'body=copy( |$)'
 	sendfile_path "--sendfile on" on 'ktls=tx body=splice( |$)' 'body=splice( |$)'
 else
-	sendfile_path "--sendfile auto" auto 'ktls=off body=mmap( |$)' 'body=copy( |$)'
-	sendfile_path "--sendfile on" on 'ktls=off body=mmap( |$)' 'body=splice( |$)'
-	sendfile_path "--sendfile auto --tls-records openssl" auto 'ktls=off body=copy( |$)' \
-		'body=copy( |$)' --tls-records openssl
+	sendfile_path "--sendfile auto" auto 'ktls=off body=copy( |$)' 'body=copy( |$)'
+	sendfile_path "--sendfile on" on 'ktls=off body=copy( |$)' 'body=splice( |$)'
 fi
 sendfile_path "--sendfile off" off 'body=copy( |$)' 'body=copy( |$)'
