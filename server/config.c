@@ -963,9 +963,19 @@ static int finish(struct config *cfg, FILE *errfp)
 	}
 	if (check_site(&cfg->site, errfp))
 		return -1;
-	for (size_t i = 0; i < cfg->nsites; i++)
+	for (size_t i = 0; i < cfg->nsites; i++) {
 		if (check_site(&cfg->sites[i], errfp))
 			return -1;
+		/* The default site is the top level's, or else the first
+		 * section: any other is reached by its names alone. */
+		bool is_default = i == 0 && !cfg->site.root;
+		if (!is_default && cfg->sites[i].nserver_names == 0) {
+			fprintf(errfp,
+				"ktlsd: [site %s] has no server-name: no request would reach it\n",
+				cfg->sites[i].name);
+			return -1;
+		}
+	}
 	return check_names(cfg, errfp);
 }
 

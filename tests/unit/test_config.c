@@ -1214,6 +1214,9 @@ START_TEST(test_site_errors)
 	    {"[site a]\nworkers 2\n", ":2: workers: not a site option: it goes above the first "
 				      "[site] section"},
 	    {"[site a]\n", "ktlsd: [site a] has no root"},
+	    {"root /\n[site a]\nroot /a\n", "ktlsd: [site a] has no server-name: no request would "
+					   "reach it"},
+	    {"[site a]\nroot /a\n[site b]\nroot /b\n", "ktlsd: [site b] has no server-name"},
 	    {"[site \"a\"]\n", ":1: a [site NAME] needs a NAME of 1 to 64 characters, without quotes"},
 	    {"[host a]\n", ":1: expected a section line \"[site NAME]\""},
 	    {"[site a\n", ":1: expected a section line \"[site NAME]\""},
