@@ -9,7 +9,12 @@
 #include <openssl/evp.h>
 
 struct tls_sealer {
+	/* The cipher context (its key schedule and GCM tables, ~1 KiB) only
+	 * while records are sealed: an idle connection keeps the key itself
+	 * (tls_sealer_idle), 10,000 idle connections 10 MiB less. */
 	EVP_CIPHER_CTX *ctx;
+	const EVP_CIPHER *cipher;
+	unsigned char key[32];
 	bool tls13;
 	bool explicit_nonce;   /* TLS 1.2 AES-GCM: 8 bytes of nonce go on the wire */
 	uint8_t iv[12];        /* salt || iv: XORed with the sequence, or salt || counter */
@@ -84,15 +89,33 @@ int tls_sealer_new(struct tls_sealer **out, const void *crypto_info, size_t len)
 		memcpy(s->iv, salt, salt_len);
 	memcpy(s->iv + salt_len, iv, iv_len);
 	s->seq = load_be64(seq);
-	s->ctx = EVP_CIPHER_CTX_new();
-	if (!s->ctx || !EVP_EncryptInit_ex(s->ctx, cipher, NULL, NULL, NULL) ||
-	    !EVP_CIPHER_CTX_ctrl(s->ctx, EVP_CTRL_AEAD_SET_IVLEN, 12, NULL) ||
-	    !EVP_EncryptInit_ex(s->ctx, NULL, NULL, key, NULL)) {
-		tls_sealer_free(s);
-		return -ENOMEM;
-	}
+	s->cipher = cipher;
+	memcpy(s->key, key, (size_t)EVP_CIPHER_key_length(cipher));
 	*out = s;
 	return 0;
+}
+
+/* The cipher context, keyed, made again after tls_sealer_idle. */
+static bool keyed(struct tls_sealer *s)
+{
+	if (s->ctx)
+		return true;
+	s->ctx = EVP_CIPHER_CTX_new();
+	if (s->ctx && EVP_EncryptInit_ex(s->ctx, s->cipher, NULL, NULL, NULL) &&
+	    EVP_CIPHER_CTX_ctrl(s->ctx, EVP_CTRL_AEAD_SET_IVLEN, 12, NULL) &&
+	    EVP_EncryptInit_ex(s->ctx, NULL, NULL, s->key, NULL))
+		return true;
+	EVP_CIPHER_CTX_free(s->ctx);
+	s->ctx = NULL;
+	return false;
+}
+
+void tls_sealer_idle(struct tls_sealer *s)
+{
+	if (s) {
+		EVP_CIPHER_CTX_free(s->ctx);
+		s->ctx = NULL;
+	}
 }
 
 void tls_sealer_free(struct tls_sealer *s)
@@ -174,6 +197,8 @@ long tls_seal(struct tls_sealer *s, unsigned char type, const struct iovec *iov,
 	long total = 0;
 
 	(void)iovcnt;
+	if (!keyed(s))
+		return -EIO;
 	while (iov->iov_len == 0 && len > 0)
 		iov++;
 	while (done < len) {

@@ -31,6 +31,10 @@ struct tls_sealer;
 int tls_sealer_new(struct tls_sealer **out, const void *crypto_info, size_t len);
 void tls_sealer_free(struct tls_sealer *s);
 
+/* The connection went idle: frees the cipher context until the next
+ * tls_seal makes it again from the key (NULL: nothing). */
+void tls_sealer_idle(struct tls_sealer *s);
+
 /* Seals the plaintext of iov (len bytes in all) as records of type
  * (23: application data; 21 alert, 22 handshake) of up to 16 KiB each, into
  * out, which must hold len + TLS_SEAL_OVERHEAD per record. Returns the

@@ -1184,10 +1184,13 @@ void sock_release_idle_buffers(struct sock *s)
 		free(s->holes);
 		s->holes = NULL;
 	}
-	if (s->ct_len == 0 && !s->ct_posted && s->ct) {
-		bufpool_put(bp, s->ct, s->ct_cap);
-		s->ct = NULL;
-		s->ct_cap = 0;
+	if (s->ct_len == 0 && !s->ct_posted) {
+		if (s->ct) {
+			bufpool_put(bp, s->ct, s->ct_cap);
+			s->ct = NULL;
+			s->ct_cap = 0;
+		}
+		tls_sealer_idle(s->wire.sealer);
 	}
 	if (s->plain_start == s->plain_end && s->plain) {
 		bufpool_put(bp, s->plain, s->plain_cap);

@@ -141,7 +141,9 @@ static void roundtrip(unsigned short version, unsigned short cipher_type)
 	}
 	ck_assert_uint_eq(at, (size_t)n);
 
-	/* The next record (an alert) goes on with the sequence. */
+	/* The next record (an alert) goes on with the sequence, also after the
+	 * connection was idle (the cipher context made again from the key). */
+	tls_sealer_idle(s);
 	struct iovec alert = {"\x01\x00", 2};
 	n = tls_seal(s, 21, &alert, 1, 2, out);
 	ck_assert_int_eq(open_record(cipher, key, iv12, tls13, explicit_nonce, seq, out, back,
