@@ -1,5 +1,6 @@
 #include "server/sock.h"
 
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -18,98 +19,9 @@
 #include "server/pipepool.h"
 #include "server/ring.h"
 #include "server/rxring.h"
+#include "server/sock-int.h"
 #include "server/stats.h"
 #include "server/worker-t.h"
-
-/* Every receive buffer, from the ring or the pool (see rxring.h). */
-#define RX_CAP RXRING_BUF_SIZE
-/* The user-space TLS stage: one file read and one send move this much, and
- * the read of the next chunk overlaps the send of this one. */
-#define STAGE_CAP (128 * 1024)
-
-/* Ranges of tx whose bytes leave from elsewhere (a file's mapped pages,
- * sock_out_map), sorted by position. Kept from batch to batch, given back
- * with tx when the socket goes idle. */
-struct tx_holes {
-	unsigned n;
-	struct {
-		size_t at, len;
-		const char *src;
-	} h[SOCK_HOLES_MAX];
-	struct msghdr msg;
-	struct iovec iov[2 * SOCK_HOLES_MAX + 1];
-};
-
-struct sock {
-	struct worker *w;
-	const struct sock_handler *h;
-	void *ctx;
-	int fd;
-	SSL *ssl;
-	struct tls_server *tls_srv;   /* the context ssl was made from (a reference) */
-	struct tls_wire wire;         /* rx: received bytes (RX_CAP, only while some wait
-				       * to be consumed); tx: bytes to send */
-	int rx_bid;                   /* rx is this ring buffer (in a completion only), or -1 */
-	bool rx_pinned;               /* a recv writes into rx */
-	size_t tx_sent;               /* of wire.tx, already accepted by the socket */
-	int send_flags;               /* of the send in progress (MSG_MORE) */
-
-	/* Decrypted input waiting for the protocol (TLS only; plain sockets
-	 * are read straight from wire.rx). */
-	char *plain;
-	size_t plain_start, plain_end, plain_cap;
-
-	/* Plaintext waiting for user-space encryption. */
-	char *stage;
-	size_t stage_len, stage_cap;
-
-	struct ring_op recv_op, send_op, ctrl_op, splice_in_op, splice_out_op, poll_op;
-	bool recv_posted, send_posted, ctrl_posted, splice_posted;
-	unsigned inflight;            /* operations in flight and holds */
-	bool closing;
-	bool peer_eof;
-
-	/* The control record being sent (kTLS): its message and type. */
-	struct tls_ctrl_record *ctrl_rec;
-	struct msghdr ctrl_msg;
-	struct iovec ctrl_iov;
-	char ctrl_cmsg[CMSG_SPACE(1)];
-
-	/* Splice: the file range asked for, and the pipe leased for it. */
-	struct pipe_lease *pipe;
-	struct pipe_waiter pipe_wait;
-	bool pipe_waiting;
-	int splice_fd;
-	uint64_t splice_off;
-	size_t splice_want;           /* to move into the pipe */
-	size_t splice_len;            /* in the pipe, still to go to the socket */
-	bool splice_more;
-
-	uint64_t bytes_sent;
-	uint64_t sent_ms;
-	struct tx_holes *holes;
-
-	/* Records ktlsd sealed (wire.sealer) from tx, ct[ct_sent, ct_len) still
-	 * to send; the plaintext they came from is already past tx_sent, so tx
-	 * takes the next chunk while they are sent. */
-	unsigned char *ct;
-	size_t ct_len, ct_sent, ct_cap;
-	bool ct_posted;               /* the send in flight is of ct */
-
-	/* --limit-rate: the bucket every send and splice into the socket asks
-	 * first, and the timer a send waits on for its tokens. */
-	struct pace pace;
-	struct ring_op pace_op;
-	struct __kernel_timespec pace_ts;
-	bool pace_posted;             /* the timer runs: the next send waits for it */
-	bool throttled;               /* the queue waited for tokens since it was last empty */
-};
-
-/* Plaintext sealed at once: 16 records, one send. */
-#define SEAL_MAX (256 * 1024)
-
-static void post_next_send(struct sock *s);
-static void rx_give_back_if_empty(struct sock *s);
 
 static void *pool_alloc(void *ctx, size_t want, size_t *cap)
 {
@@ -123,16 +35,9 @@ static void pool_free(void *ctx, void *buf, size_t cap)
 
 /* ---- completions ---- */
 
-static void recv_done(struct ring_op *op, int res, uint32_t flags);
-static void recv_ring_done(struct ring_op *op, int res, uint32_t flags);
-static void readable_done(struct ring_op *op, int res, uint32_t flags);
 static void send_done(struct ring_op *op, int res, uint32_t flags);
 static void ctrl_done(struct ring_op *op, int res, uint32_t flags);
-static void splice_in_done(struct ring_op *op, int res, uint32_t flags);
-static void splice_out_done(struct ring_op *op, int res, uint32_t flags);
-static void poll_done(struct ring_op *op, int res, uint32_t flags);
 static void pace_done(struct ring_op *op, int res, uint32_t flags);
-static void pipe_ready(struct pipe_waiter *wt, struct pipe_lease *p);
 
 struct sock *sock_new(struct worker *w, int fd, bool tls, const struct sock_handler *h,
 		      void *ctx)
@@ -140,7 +45,7 @@ struct sock *sock_new(struct worker *w, int fd, bool tls, const struct sock_hand
 	struct sock *s = calloc(1, sizeof(*s));
 
 	if (!s)
-		goto fail;
+		goto sock_fail;
 	s->w = w;
 	s->h = h;
 	s->ctx = ctx;
@@ -153,22 +58,22 @@ struct sock *sock_new(struct worker *w, int fd, bool tls, const struct sock_hand
 	s->wire.tx_alloc = pool_alloc;
 	s->wire.tx_free = pool_free;
 	s->wire.alloc_ctx = &w->bufs;
-	s->recv_op.complete = recv_done;
+	s->recv_op.complete = sock_recv_done;
 	s->send_op.complete = send_done;
 	s->ctrl_op.complete = ctrl_done;
-	s->splice_in_op.complete = splice_in_done;
-	s->splice_out_op.complete = splice_out_done;
-	s->poll_op.complete = poll_done;
+	s->splice_in_op.complete = sock_splice_in_done;
+	s->splice_out_op.complete = sock_splice_out_done;
+	s->poll_op.complete = sock_poll_done;
 	s->pace_op.complete = pace_done;
-	s->pipe_wait.ready = pipe_ready;
+	s->pipe_wait.ready = sock_pipe_ready;
 	if (tls) {
 		s->ssl = tls_conn_new(w->tls, &s->wire);
 		if (!s->ssl)
-			goto fail;
+			goto sock_fail;
 		s->tls_srv = w->tls;
 	}
 	return s;
-fail:
+sock_fail:
 	free(s);
 	close(fd);
 	return NULL;
@@ -197,7 +102,7 @@ static void sock_free(struct sock *s)
 	tls_wire_free_ctrl(&s->wire);
 	free(s->ctrl_rec);
 	sock_discard_input(s);
-	rx_give_back_if_empty(s);
+	sock_rx_give_back_if_empty(s);
 	bufpool_put(bp, s->plain, s->plain_cap);
 	bufpool_put(bp, s->stage, s->stage_cap);
 	bufpool_put(bp, s->ct, s->ct_cap);
@@ -258,7 +163,7 @@ void sock_abort(struct sock *s)
 
 /* Fails the connection from inside the transport: the owner hears why
  * (its access log line, its state) and aborts. */
-static void fail(struct sock *s, const char *why)
+void sock_fail(struct sock *s, const char *why)
 {
 	if (s->closing)
 		return;
@@ -320,7 +225,7 @@ bool sock_rekey_needed(const struct sock *s)
  * TLS only while nothing of tx is on its way, so that what it writes
  * follows what is queued and tx does not move under a send. Under kTLS its
  * writes are queued control records and never touch tx. */
-static bool openssl_may_run(const struct sock *s)
+bool sock_openssl_may_run(const struct sock *s)
 {
 	return !s->send_posted && !s->ctrl_posted;
 }
@@ -341,7 +246,7 @@ bool sock_throttled(const struct sock *s)
  * timer is armed; pace_done moves the queue on when it fires. The one
  * place where sends and splices are paced, so HTTP/1.1 and HTTP/2 (the
  * whole connection) share one bucket. Unlimited: one branch. */
-static size_t pace_allow(struct sock *s, size_t want)
+size_t sock_pace_allow(struct sock *s, size_t want)
 {
 	if (!s->pace.rate)
 		return want;
@@ -365,7 +270,7 @@ static size_t pace_allow(struct sock *s, size_t want)
  * ciphertext in tx (user-space TLS), or control records with no plaintext
  * of ours in front (kTLS; plaintext in tx may be an HTTP/2 batch waiting
  * for its file reads, which must not leave early). */
-static bool openssl_output_waits(const struct sock *s)
+bool sock_openssl_output_waits(const struct sock *s)
 {
 	if (!s->wire.ktls_tx || s->wire.switch_pending)
 		return s->wire.tx_len > s->tx_sent;
@@ -374,11 +279,11 @@ static bool openssl_output_waits(const struct sock *s)
 
 enum sock_handshake sock_handshake(struct sock *s)
 {
-	if (!openssl_may_run(s))
+	if (!sock_openssl_may_run(s))
 		return SOCK_HS_AGAIN;
 	enum tls_status st = tls_handshake(s->ssl);
-	if (openssl_output_waits(s))
-		post_next_send(s);
+	if (sock_openssl_output_waits(s))
+		sock_post_next_send(s);
 	if (st == TLS_FAILED) {
 		s->w->stats.handshakes[STAT_HS_FAILED]++;
 		return SOCK_HS_FAILED;
@@ -397,335 +302,8 @@ enum sock_handshake sock_handshake(struct sock *s)
 
 void sock_close_notify(struct sock *s)
 {
-	if (s->ssl && SSL_is_init_finished(s->ssl) && openssl_may_run(s))
+	if (s->ssl && SSL_is_init_finished(s->ssl) && sock_openssl_may_run(s))
 		tls_shutdown(s->ssl);
-}
-
-/* ---- input ---- */
-
-/* How bytes come in. No recv ever waits with a buffer of ours: with a
- * provided-buffer ring (rxring.h) the kernel picks a ring buffer when
- * bytes arrive; without one, a poll waits and the recv follows once the
- * socket is readable. So wire.rx holds bytes waiting to be consumed and
- * nothing else, and goes back as soon as they are: a connection waiting
- * for its next request holds no receive buffer.
- *
- * A ring buffer is lent to the connection for one completion only and
- * read in place. What the protocol leaves of it (a partial record or
- * request head, pipelined requests, input that waits for a send) moves to
- * a pooled buffer, and the next recv's bytes are appended there: a copy
- * only when input is left over, never of a whole busy stream.
- *
- * One recv at a time, not multishot: a multishot recv goes on delivering
- * while the protocol is busy answering, and its bytes would have to be
- * buffered without bound (or raced with a cancel); one recv, posted when
- * the protocol asks and never while rx is full, keeps the backpressure. */
-
-/* Gives back wire.rx when nothing in it waits to be consumed. Not while a
- * recv writes into it (only briefly, after a poll or an empty ring). */
-static void rx_give_back_if_empty(struct sock *s)
-{
-	struct tls_wire *wi = &s->wire;
-
-	if (!wi->rx || wi->rx_start != wi->rx_end || s->rx_pinned)
-		return;
-	if (s->rx_bid >= 0)
-		rxring_put(&s->w->rx_ring, (unsigned)s->rx_bid);
-	else
-		bufpool_put(&s->w->bufs, wi->rx, RX_CAP);
-	s->rx_bid = -1;
-	wi->rx = NULL;
-	wi->rx_start = wi->rx_end = 0;
-}
-
-/* wire.rx is a pooled buffer (NULL if out of memory: the sock fails). */
-static bool rx_take_pooled(struct sock *s)
-{
-	size_t cap;
-
-	s->wire.rx = bufpool_get(&s->w->bufs, RX_CAP, &cap);
-	s->wire.rx_start = s->wire.rx_end = 0;
-	if (!s->wire.rx) {
-		fail(s, "out of memory");
-		return false;
-	}
-	return true;
-}
-
-/* The end of a ring buffer's loan: its leftover moves to a pooled buffer
- * and it goes back to the ring. */
-static void rx_leave_ring(struct sock *s)
-{
-	struct tls_wire *wi = &s->wire;
-	unsigned bid = (unsigned)s->rx_bid;
-
-	if (s->rx_bid < 0)
-		return;
-	rx_give_back_if_empty(s);
-	if (!wi->rx)
-		return;
-	size_t left = wi->rx_end - wi->rx_start;
-	const char *from = wi->rx + wi->rx_start;
-	s->rx_bid = -1;
-	if (rx_take_pooled(s)) {
-		memcpy(wi->rx, from, left);
-		wi->rx_end = left;
-	}
-	rxring_put(&s->w->rx_ring, bid);
-}
-
-/* Room at the end of wire.rx for the next recv (0: full). */
-static size_t rx_room(struct sock *s)
-{
-	struct tls_wire *wi = &s->wire;
-
-	if (!wi->rx)
-		return RX_CAP;
-	if (wi->rx_start > 0) {
-		memmove(wi->rx, wi->rx + wi->rx_start, wi->rx_end - wi->rx_start);
-		wi->rx_end -= wi->rx_start;
-		wi->rx_start = 0;
-	}
-	return RX_CAP - wi->rx_end;
-}
-
-static void post_recv_op(struct sock *s, struct io_uring_sqe *sqe,
-			 void (*complete)(struct ring_op *, int, uint32_t))
-{
-	s->recv_op.complete = complete;
-	ring_op_attach(sqe, &s->recv_op);
-	s->recv_posted = true;
-	s->inflight++;
-	s->w->stats.recv_ops++;
-}
-
-/* A recv into the free end of wire.rx, which it pins until it completes:
- * only where bytes are known to be waiting. */
-static void post_recv_into_rx(struct sock *s)
-{
-	struct tls_wire *wi = &s->wire;
-	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
-
-	io_uring_prep_recv(sqe, s->fd, wi->rx + wi->rx_end, RX_CAP - wi->rx_end, 0);
-	post_recv_op(s, sqe, recv_done);
-	s->rx_pinned = true;
-}
-
-void sock_recv(struct sock *s)
-{
-	size_t room;
-
-	rx_leave_ring(s);
-	if (s->recv_posted || s->closing || s->peer_eof)
-		return;
-	rx_give_back_if_empty(s);
-	room = rx_room(s);
-	if (room == 0)
-		return; /* full: the protocol consumes first */
-	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
-	if (s->w->feat.buf_ring) {
-		/* At most what fits behind a leftover, so it can be appended. */
-		io_uring_prep_recv(sqe, s->fd, NULL, room, 0);
-		sqe->flags |= IOSQE_BUFFER_SELECT;
-		sqe->buf_group = RXRING_BGID;
-		post_recv_op(s, sqe, recv_ring_done);
-	} else {
-		io_uring_prep_poll_add(sqe, s->fd, POLLIN);
-		post_recv_op(s, sqe, readable_done);
-	}
-}
-
-/* The bytes are in wire.rx (res > 0), or res says why not: note the end
- * of input, move the protocol on. */
-static void received(struct sock *s, int res)
-{
-	if (res == 0 || res == -ECONNRESET) {
-		s->peer_eof = true;
-		s->wire.eof = true;
-	} else if (res < 0 && res != -EINTR && res != -EAGAIN) {
-		fail(s, "recv failed");
-		return;
-	}
-	s->h->drive(s->ctx);
-}
-
-static void recv_done(struct ring_op *op, int res, uint32_t flags)
-{
-	struct sock *s = container_of(op, struct sock, recv_op);
-
-	(void)flags;
-	s->recv_posted = false;
-	s->rx_pinned = false;
-	if (!s->closing) {
-		if (res > 0)
-			s->wire.rx_end += (size_t)res;
-		received(s, res);
-	}
-	sock_release(s);
-}
-
-/* Where a ring buffer's bytes go: read in place when nothing is left over,
- * else appended to the leftover (the recv asked for no more than fits). */
-static void take_ring_buffer(struct sock *s, unsigned bid, size_t len)
-{
-	struct tls_wire *wi = &s->wire;
-	char *buf = rxring_buf(&s->w->rx_ring, bid);
-
-	rx_give_back_if_empty(s);
-	if (!wi->rx) {
-		wi->rx = buf;
-		wi->rx_start = 0;
-		wi->rx_end = len;
-		s->rx_bid = (int)bid;
-		return;
-	}
-	if (len <= RX_CAP - wi->rx_end) { /* always: see sock_recv */
-		memcpy(wi->rx + wi->rx_end, buf, len);
-		wi->rx_end += len;
-	} else {
-		fail(s, "received more than asked for");
-	}
-	rxring_put(&s->w->rx_ring, bid);
-}
-
-/* A recv that took its buffer from the ring. An empty ring (-ENOBUFS: many
- * connections received at once) grows it, and this one receives into a
- * pooled buffer instead. */
-static void recv_ring_done(struct ring_op *op, int res, uint32_t flags)
-{
-	struct sock *s = container_of(op, struct sock, recv_op);
-	unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
-
-	s->recv_posted = false;
-	if (s->closing || res <= 0) {
-		if (flags & IORING_CQE_F_BUFFER)
-			rxring_put(&s->w->rx_ring, bid);
-		if (s->closing)
-			goto out;
-	}
-	if (res == -ENOBUFS) {
-		s->w->stats.recv_nobufs++;
-		rxring_grow(&s->w->rx_ring);
-		if (s->wire.rx || rx_take_pooled(s))
-			post_recv_into_rx(s); /* bytes are waiting: it completes at once */
-		goto out;
-	}
-	if (res > 0) {
-		if (!(flags & IORING_CQE_F_BUFFER)) { /* cannot happen */
-			fail(s, "recv without a buffer");
-			goto out;
-		}
-		s->w->stats.recv_ring++;
-		take_ring_buffer(s, bid, (size_t)res);
-	}
-	received(s, res);
-out:
-	rx_leave_ring(s);
-	sock_release(s);
-}
-
-/* The poll of a kernel without buffer rings said readable: a recv into a
- * pooled buffer (or behind the leftover) completes at once. */
-static void readable_done(struct ring_op *op, int res, uint32_t flags)
-{
-	struct sock *s = container_of(op, struct sock, recv_op);
-
-	(void)flags;
-	s->recv_posted = false;
-	if (s->closing)
-		goto out;
-	if (res < 0) {
-		fail(s, "poll failed");
-		goto out;
-	}
-	if (s->wire.rx || rx_take_pooled(s))
-		post_recv_into_rx(s);
-out:
-	sock_release(s);
-}
-
-enum sock_input sock_decrypt(struct sock *s)
-{
-	size_t n = 0;
-
-	if (s->closing)
-		return SOCK_IN_STOP;
-	if (!s->ssl)
-		return s->wire.rx_end > s->wire.rx_start ? SOCK_IN_NEW : SOCK_IN_AGAIN;
-	if (!openssl_may_run(s))
-		return SOCK_IN_AGAIN; /* after the send: drive() comes then */
-	/* Nothing to decrypt: no plaintext buffer either, or an idle
-	 * keep-alive connection would take back at once the one
-	 * sock_release_idle_buffers just gave to the pool. */
-	if (s->wire.rx_start == s->wire.rx_end && !s->wire.eof && !tls_read_pending(s->ssl))
-		return SOCK_IN_AGAIN;
-	if (!s->plain) {
-		/* A request head and a little more; HTTP/2 frames stream through. */
-		s->plain = bufpool_get(&s->w->bufs, 32 * 1024, &s->plain_cap);
-		if (!s->plain) {
-			fail(s, "out of memory");
-			return SOCK_IN_STOP;
-		}
-	}
-	if (s->plain_start == s->plain_end)
-		s->plain_start = s->plain_end = 0;
-	if (s->plain_end == s->plain_cap)
-		return SOCK_IN_AGAIN; /* the protocol has not consumed: nothing to do */
-	enum tls_status st =
-	    tls_read(s->ssl, s->plain + s->plain_end, s->plain_cap - s->plain_end, &n);
-	if (tls_rekey_needed(s->ssl))
-		return SOCK_IN_CLOSED;
-	if (st == TLS_DONE)
-		s->plain_end += n;
-	if (openssl_output_waits(s)) {
-		/* OpenSSL answered something (a KeyUpdate, an alert, a ticket):
-		 * it goes out before we read on. */
-		post_next_send(s);
-		if (s->send_posted || s->ctrl_posted)
-			return SOCK_IN_STOP;
-	}
-	switch (st) {
-	case TLS_DONE:
-		return SOCK_IN_NEW;
-	case TLS_CLOSED:
-		return SOCK_IN_CLOSED;
-	case TLS_FAILED:
-		fail(s, "TLS error");
-		return SOCK_IN_STOP;
-	default:
-		return SOCK_IN_AGAIN;
-	}
-}
-
-const char *sock_input(const struct sock *s, size_t *len)
-{
-	if (s->ssl) {
-		*len = s->plain_end - s->plain_start;
-		/* plain is allocated on the first decrypted byte: no pointer
-		 * arithmetic on NULL before that. */
-		return s->plain ? s->plain + s->plain_start : NULL;
-	}
-	*len = s->wire.rx_end - s->wire.rx_start;
-	return s->wire.rx ? s->wire.rx + s->wire.rx_start : NULL;
-}
-
-void sock_consume(struct sock *s, size_t n)
-{
-	if (s->ssl)
-		s->plain_start += n;
-	else
-		s->wire.rx_start += n;
-}
-
-void sock_discard_input(struct sock *s)
-{
-	s->wire.rx_start = s->wire.rx_end = 0;
-	s->plain_start = s->plain_end = 0;
-}
-
-bool sock_peer_eof(const struct sock *s)
-{
-	return s->peer_eof;
 }
 
 /* ---- PROXY protocol ---- */
@@ -831,13 +409,13 @@ void sock_send(struct sock *s, int msg_flags)
 	 * this one is sent. */
 	if (sock_user_tls(s) && s->stage_len > 0 && s->wire.tx_len == s->tx_sent) {
 		if (tls_write(s->ssl, s->stage, s->stage_len) != TLS_DONE) {
-			fail(s, "TLS write failed");
+			sock_fail(s, "TLS write failed");
 			return;
 		}
 		s->stage_len = 0;
 	}
 	s->send_flags = msg_flags;
-	post_next_send(s);
+	sock_post_next_send(s);
 }
 
 static void post_ctrl(struct sock *s)
@@ -964,12 +542,12 @@ static bool seal(struct sock *s, unsigned char type, const char *data, size_t le
 	long n;
 
 	if (!ct_reserve(s, len)) {
-		fail(s, "out of memory");
+		sock_fail(s, "out of memory");
 		return false;
 	}
 	n = tls_seal(s->wire.sealer, type, &iov, 1, len, s->ct);
 	if (n < 0) {
-		fail(s, "TLS seal failed");
+		sock_fail(s, "TLS seal failed");
 		return false;
 	}
 	s->ct_len = (size_t)n;
@@ -994,7 +572,7 @@ static void post_ct_send(struct sock *s)
 /* Posts the next piece of the queue, in order: tx up to the kTLS switch,
  * the switch, tx up to the next control record, the record, the rest.
  * After a switch to ktlsd's sealer, each piece is sealed into ct first. */
-static void post_next_send(struct sock *s)
+void sock_post_next_send(struct sock *s)
 {
 	struct tls_wire *wi = &s->wire;
 
@@ -1013,7 +591,7 @@ static void post_next_send(struct sock *s)
 					log_msg(LOG_WARN, "%s: TX keys refused: %s",
 						wi->sealing ? "TLS sealer" : "kernel TLS",
 						strerror(wi->ktls_error));
-					fail(s, "kTLS switch failed");
+					sock_fail(s, "kTLS switch failed");
 					return;
 				}
 				continue;
@@ -1038,7 +616,7 @@ static void post_next_send(struct sock *s)
 			end = wi->ctrl->at;
 		}
 		if (s->tx_sent < end && wi->sealer && !wi->switch_pending) {
-			size_t len = pace_allow(s, end - s->tx_sent < SEAL_MAX ? end - s->tx_sent
+			size_t len = sock_pace_allow(s, end - s->tx_sent < SEAL_MAX ? end - s->tx_sent
 									: SEAL_MAX);
 			if (len == 0)
 				return;
@@ -1051,7 +629,7 @@ static void post_next_send(struct sock *s)
 		}
 		if (s->tx_sent < end) {
 			int more = end == wi->tx_len ? s->send_flags : MSG_MORE;
-			size_t n = pace_allow(s, end - s->tx_sent);
+			size_t n = sock_pace_allow(s, end - s->tx_sent);
 			if (n == 0)
 				return;
 			if (n < end - s->tx_sent) {
@@ -1087,15 +665,15 @@ static void post_next_send(struct sock *s)
  * next, and lets the protocol move on when nothing is in flight, or only
  * sealed records with tx empty (it may fill tx meanwhile: the next file
  * read). */
-static void move_on(struct sock *s)
+void sock_move_on(struct sock *s)
 {
-	post_next_send(s);
+	sock_post_next_send(s);
 	if (!s->closing && !s->pace_posted &&
 	    ((!s->send_posted && !s->ctrl_posted) || (s->ct_posted && s->wire.tx_len == 0)))
 		s->h->drive(s->ctx);
 }
 
-static void account_sent(struct sock *s, enum stat_via via, int res)
+void sock_account_sent(struct sock *s, enum stat_via via, int res)
 {
 	enum stat_tls tls = stats_tls_path(s->ssl != NULL, sock_ktls_tx(s));
 
@@ -1121,11 +699,11 @@ static void send_done(struct ring_op *op, int res, uint32_t flags)
 		 * shrank: told as a splice that found the file short. */
 		s->h->spliced(s->ctx, 0);
 		if (!s->closing)
-			fail(s, "file shrank under a send from its pages");
+			sock_fail(s, "file shrank under a send from its pages");
 		goto out;
 	}
 	if (res < 0) {
-		fail(s, res == -EPIPE || res == -ECONNRESET ? "client went away" : "send failed");
+		sock_fail(s, res == -EPIPE || res == -ECONNRESET ? "client went away" : "send failed");
 		goto out;
 	}
 	if (s->ct_posted) {
@@ -1136,8 +714,8 @@ static void send_done(struct ring_op *op, int res, uint32_t flags)
 	} else {
 		s->tx_sent += (size_t)res;
 	}
-	account_sent(s, STAT_VIA_SEND, res);
-	move_on(s);
+	sock_account_sent(s, STAT_VIA_SEND, res);
+	sock_move_on(s);
 out:
 	sock_release(s);
 }
@@ -1153,11 +731,11 @@ static void ctrl_done(struct ring_op *op, int res, uint32_t flags)
 	if (s->closing)
 		goto out;
 	if (res < 0) {
-		fail(s, res == -EPIPE || res == -ECONNRESET ? "client went away"
+		sock_fail(s, res == -EPIPE || res == -ECONNRESET ? "client went away"
 							  : "control record send failed");
 		goto out;
 	}
-	move_on(s);
+	sock_move_on(s);
 out:
 	sock_release(s);
 }
@@ -1171,7 +749,7 @@ void sock_release_idle_buffers(struct sock *s)
 {
 	struct bufpool *bp = &s->w->bufs;
 
-	rx_give_back_if_empty(s);
+	sock_rx_give_back_if_empty(s);
 
 	if (s->stage_len == 0 && s->stage) {
 		bufpool_put(bp, s->stage, s->stage_cap);
@@ -1211,177 +789,6 @@ uint64_t sock_sent_ms(const struct sock *s)
 	return s->pace_posted ? s->w->now_ms : s->sent_ms;
 }
 
-/* ---- splice: file -> leased pipe -> socket ---- */
-
-bool sock_can_splice(const struct sock *s)
-{
-	return (!s->ssl || sock_ktls_tx(s)) && s->w->feat.splice;
-}
-
-size_t sock_splice_max(const struct sock *s)
-{
-	return PIPEPOOL_PIPE_SIZE;
-}
-
-static void post_splice(struct sock *s, struct ring_op *op, bool in)
-{
-	struct io_uring_sqe *sqe;
-
-	if (in) {
-		size_t n = s->splice_want < s->pipe->size ? s->splice_want : s->pipe->size;
-		sqe = ring_sqe(&s->w->ring);
-		io_uring_prep_splice(sqe, s->splice_fd, (int64_t)s->splice_off, s->pipe->fd[1], -1,
-				     (unsigned)n, 0);
-	} else {
-		size_t n = pace_allow(s, s->splice_len);
-		if (n == 0)
-			return; /* pace_done splices on */
-		sqe = ring_sqe(&s->w->ring);
-		io_uring_prep_splice(sqe, s->pipe->fd[0], -1, s->fd, -1, (unsigned)n,
-				     s->splice_more && n == s->splice_len ? SPLICE_F_MORE : 0);
-	}
-	ring_op_attach(sqe, op);
-	s->splice_posted = true;
-	s->inflight++;
-	s->w->stats.splice_ops++;
-}
-
-static void pipe_ready(struct pipe_waiter *wt, struct pipe_lease *p)
-{
-	struct sock *s = container_of(wt, struct sock, pipe_wait);
-
-	s->pipe_waiting = false;
-	s->pipe = p;
-	if (s->closing) {
-		sock_release(s); /* the hold taken while waiting */
-		return;
-	}
-	post_splice(s, &s->splice_in_op, true);
-	sock_release(s);
-}
-
-void sock_splice_file(struct sock *s, int fd, uint64_t off, size_t len, bool more)
-{
-	if (s->closing || sock_busy(s) || s->splice_len || len == 0)
-		return;
-	s->splice_fd = fd;
-	s->splice_off = off;
-	s->splice_want = len < PIPEPOOL_PIPE_SIZE ? len : PIPEPOOL_PIPE_SIZE;
-	s->splice_more = more;
-	if (!s->pipe) {
-		int err;
-		s->pipe = pipepool_lease(&s->w->pipes, &s->pipe_wait, &err);
-		if (!s->pipe && err) {
-			log_msg(LOG_WARN, "no pipe for splice: %s", strerror(-err));
-			fail(s, "no pipe for splice");
-			return;
-		}
-		if (!s->pipe) {
-			/* pipe_ready posts the splice when one comes back. */
-			s->pipe_waiting = true;
-			sock_hold(s);
-			return;
-		}
-	}
-	post_splice(s, &s->splice_in_op, true);
-}
-
-/* The pipe is empty: give it back, so a response holds a pipe only while
- * its bytes are in it. */
-static void pipe_give_back(struct sock *s)
-{
-	if (s->pipe && s->splice_len == 0) {
-		pipepool_give_back(&s->w->pipes, s->pipe);
-		s->pipe = NULL;
-	}
-}
-
-static void splice_in_done(struct ring_op *op, int res, uint32_t flags)
-{
-	struct sock *s = container_of(op, struct sock, splice_in_op);
-
-	(void)flags;
-	s->splice_posted = false;
-	if (s->closing)
-		goto out;
-	s->splice_want = 0;
-	s->h->spliced(s->ctx, res);
-	if (s->closing)
-		goto out;
-	if (res <= 0) {
-		pipe_give_back(s);
-		if (res < 0) {
-			if (res != -EPIPE && res != -ECONNRESET)
-				log_msg(LOG_WARN, "splice from a file: %s", strerror(-res));
-			fail(s, "splice failed");
-			goto out;
-		}
-		s->h->drive(s->ctx);
-		goto out;
-	}
-	s->splice_len = (size_t)res;
-	post_splice(s, &s->splice_out_op, false);
-out:
-	sock_release(s);
-}
-
-/* A splice into a full nonblocking socket fails with EAGAIN instead of
- * waiting (io_uring runs splice on an io-wq thread and does not poll for
- * it): wait for room with a poll, then splice again. Blocking sockets would
- * park an io-wq thread per slow client instead. */
-static void splice_out_done(struct ring_op *op, int res, uint32_t flags)
-{
-	struct sock *s = container_of(op, struct sock, splice_out_op);
-
-	(void)flags;
-	s->splice_posted = false;
-	if (s->closing)
-		goto out;
-	if (res == -EAGAIN) {
-		struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
-		io_uring_prep_poll_add(sqe, s->fd, POLLOUT);
-		ring_op_attach(sqe, &s->poll_op);
-		s->splice_posted = true;
-		s->inflight++;
-		goto out;
-	}
-	if (res < 0) {
-		if (res != -EPIPE && res != -ECONNRESET)
-			log_msg(LOG_WARN, "splice to a socket: %s", strerror(-res));
-		fail(s, "splice failed");
-		goto out;
-	}
-	s->splice_len -= (size_t)res;
-	account_sent(s, STAT_VIA_SPLICE, res);
-	if (s->splice_len > 0) {
-		post_splice(s, &s->splice_out_op, false);
-		goto out;
-	}
-	if (s->wire.tx_len == s->tx_sent)
-		s->throttled = false;
-	pipe_give_back(s);
-	s->h->drive(s->ctx);
-out:
-	sock_release(s);
-}
-
-static void poll_done(struct ring_op *op, int res, uint32_t flags)
-{
-	struct sock *s = container_of(op, struct sock, poll_op);
-
-	(void)flags;
-	s->splice_posted = false;
-	if (s->closing)
-		goto out;
-	if (res < 0) {
-		fail(s, "poll failed");
-		goto out;
-	}
-	post_splice(s, &s->splice_out_op, false);
-out:
-	sock_release(s);
-}
-
 /* The tokens a send or splice waited for are there (or the sock closed:
  * the cancel). */
 static void pace_done(struct ring_op *op, int res, uint32_t flags)
@@ -1394,10 +801,10 @@ static void pace_done(struct ring_op *op, int res, uint32_t flags)
 	if (s->closing)
 		goto out;
 	if (s->splice_len > 0) {
-		post_splice(s, &s->splice_out_op, false);
+		sock_post_splice(s, &s->splice_out_op, false);
 		goto out;
 	}
-	move_on(s);
+	sock_move_on(s);
 out:
 	sock_release(s);
 }

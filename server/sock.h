@@ -133,7 +133,6 @@ void sock_out_uncommit(struct sock *s, size_t n);
  * sock_out_map_room first: as many ranges as it says (0 with user-space
  * TLS, or without memory for the list) are then taken; more are refused
  * (false). */
-#define SOCK_HOLES_MAX 64
 bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len);
 unsigned sock_out_map_room(struct sock *s);
 /* Plaintext reserved/committed and not yet sent. */
