@@ -490,7 +490,7 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 		       o->type == T_MS ? "seconds" : "a number", config_option_range(o, buf), v);
 		return -1;
 	case T_BYTES:
-		if (parse_bytes(v, o->min, o->max, FIELD(cfg, o->off, unsigned)) == 0)
+		if (parse_bytes(v, o->min, o->max, FIELD(base, o->off, unsigned)) == 0)
 			return 0;
 		report(c, o, "expected bytes (k, m, g: 1024, 1024^2, 1024^3) from %s, got '%s'",
 		       config_option_range(o, buf), v);

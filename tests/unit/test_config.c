@@ -1141,6 +1141,7 @@ START_TEST(test_sites)
 			  "server-name *.a.test\n"
 			  "root /a\n"
 			  "cert a.pem\nkey a.key\n"
+			  "limit-rate 1m\n"
 			  "[ site  b  ]\n"
 			  "server-name dl-b.test\n"
 			  "root /b\n"
@@ -1166,6 +1167,10 @@ START_TEST(test_sites)
 	ck_assert_str_eq(r.cfg.sites[1].certs[0].key_file, "top.key");
 	ck_assert_uint_eq(r.cfg.sites[1].nheaders, 1);
 	ck_assert_str_eq(r.cfg.sites[1].headers[0], "Strict-Transport-Security: max-age=1");
+	/* A size option set in a section is the section's, not the top level's. */
+	ck_assert_uint_eq(r.cfg.sites[0].limit_rate, 1u << 20);
+	ck_assert_uint_eq(r.cfg.site.limit_rate, 0);
+	ck_assert_uint_eq(r.cfg.sites[1].limit_rate, 0);
 	done(&r);
 	unconf(path);
 
