@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "fuzz/fuzz_check.h"
@@ -43,7 +44,14 @@ static void check_config(const struct config *cfg)
 	for (size_t i = 0; i < cfg->nlisten; i++) {
 		sa_family_t fam = cfg->listen[i].addr.ss_family;
 
-		FZ_ASSERT(fam == AF_INET || fam == AF_INET6, "listener %zu family %d", i, fam);
+		FZ_ASSERT(fam == AF_INET || fam == AF_INET6 || fam == AF_UNIX, "listener %zu family %d",
+		          i, fam);
+		if (fam == AF_UNIX) {
+			const struct sockaddr_un *u = (const void *)&cfg->listen[i].addr;
+			FZ_ASSERT(u->sun_path[0] == '/' &&
+			              strnlen(u->sun_path, sizeof(u->sun_path)) < sizeof(u->sun_path),
+			          "listener %zu: a Unix path not absolute or not terminated", i);
+		}
 		FZ_ASSERT(strnlen(cfg->listen[i].text, sizeof(cfg->listen[i].text)) <
 		              sizeof(cfg->listen[i].text),
 		          "listener text not terminated");
