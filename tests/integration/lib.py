@@ -56,7 +56,10 @@ import time
 
 
 def freeport():
-    rng = random.Random(os.getpid() ^ int(time.time() * 1000))
+    # Not seeded from the pid and the time: two calls a moment apart from
+    # consecutive pids gave the same seed, hence the same port, to two
+    # listeners of one server (t_limits_site, under load).
+    rng = random.SystemRandom()
     for _ in range(200):
         port = rng.randint(20000, 32767)
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

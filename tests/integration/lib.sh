@@ -100,7 +100,7 @@ start_on_free_port() {
 	local attempt
 	# shellcheck disable=SC2034 # attempt only counts
 	for attempt in 1 2 3; do
-		PORT=$("$PY" "$LIBPY" freeport) || break
+		PORT=$(freeport) || break
 		launch "$@" --listen "127.0.0.1:$PORT"
 		case $? in 0) return 0 ;; 2) return 1 ;; esac
 		# Someone may have taken the port between the probe and the bind.
@@ -161,9 +161,19 @@ py_client() {
 	OUT=$(tr '\n' ' ' <"$PY_OUT" | sed 's/ $//')
 }
 
-# freeport: print a free port (see lib.py).
+# freeport: print a free port (see lib.py), never one this test file was
+# given before (it may not be bound yet: a server takes several).
 freeport() {
-	"$PY" "$LIBPY" freeport
+	local p i
+	for ((i = 0; i < 50; i++)); do
+		p=$("$PY" "$LIBPY" freeport) || return 1
+		if ! grep -qx "$p" "$T/ports.given" 2>/dev/null; then
+			echo "$p" >>"$T/ports.given"
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
 }
 
 # port_open PORT: something accepts TCP connections on 127.0.0.1:PORT.
