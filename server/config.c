@@ -535,7 +535,7 @@ static void inherit(struct config_site *site, const struct config_site *top)
 }
 
 /* "--root", or "[site NAME] root", for messages. */
-static const char *site_label(const struct config_site *site, const char *opt, char *buf,
+const char *config_site_label(const struct config_site *site, const char *opt, char *buf,
 			      size_t len)
 {
 	if (site->name)
@@ -557,7 +557,7 @@ static int check_site(const struct config_site *site, FILE *errfp)
 	}
 	if (ncert != nkey && site->name) {
 		fprintf(errfp, "ktlsd: %s and key must come in pairs, got %zu cert and %zu key\n",
-			site_label(site, "cert", what, sizeof(what)), ncert, nkey);
+			config_site_label(site, "cert", what, sizeof(what)), ncert, nkey);
 		return -1;
 	}
 	if (ncert != nkey) {
@@ -588,7 +588,7 @@ static int check_names(const struct config *cfg, FILE *errfp)
 						char what[96];
 						fprintf(errfp, "ktlsd: server-name %s is given twice (%s)\n",
 							all[a]->server_names[i],
-							site_label(all[b], "server-name", what,
+							config_site_label(all[b], "server-name", what,
 								   sizeof(what)));
 						return -1;
 					}

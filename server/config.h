@@ -31,6 +31,11 @@ void config_defaults(struct config *cfg);
 /* Frees what cfg owns and zeroes it, so calling it twice is safe. */
 void config_free(struct config *cfg);
 
+/* "--root" for the top-level site, "[site NAME] root" for a section's:
+ * how messages name a site option where the user wrote it. */
+const char *config_site_label(const struct config_site *site, const char *opt, char *buf,
+			      size_t len);
+
 /* For a SIGHUP: what only a restart can change keeps its running value in
  * new, and say() hears each such setting in one line ("--workers stays 2
  * until a restart (the configuration says 3)"), so the rest of new still

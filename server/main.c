@@ -115,19 +115,15 @@ static int sites_build(struct server *srv, const struct server *cur)
 		build_error(cur, "%s", "out of memory");
 		return -ENOMEM;
 	}
+	/* Every site counts from here: server_release frees what was built,
+	 * and a site not yet built holds nothing (root_fd -1). */
+	srv->nsites = n;
 	for (size_t i = 0; i < n; i++)
 		srv->sites[i].root_fd = -1;
-	for (; srv->nsites < n; srv->nsites++) {
-		const struct config_site *site = all[srv->nsites];
+	for (size_t i = 0; i < n; i++) {
+		const struct config_site *site = all[i];
 
-		if (site_build(&srv->sites[srv->nsites], site, srv->mime, cfg->mime_types, err,
-			       sizeof(err)) < 0) {
-			srv->nsites++; /* for server_release */
-			build_error(cur, "%s", err);
-			return -EINVAL;
-		}
 		if (cfg->nlisten > 0 && site->ncerts == 0) {
-			srv->nsites++;
 			if (site->name)
 				build_error(cur, "[site %s]: a TLS listener needs a certificate for every "
 						 "site (cert and key)",
@@ -137,9 +133,13 @@ static int sites_build(struct server *srv, const struct server *cur)
 					    "--cert/--key: a TLS listener needs at least one certificate");
 			return -EINVAL;
 		}
+		if (site_build(&srv->sites[i], site, srv->mime, cfg->mime_types, err, sizeof(err)) <
+		    0) {
+			build_error(cur, "%s", err);
+			return -EINVAL;
+		}
 		for (size_t j = 0; j < site->nserver_names; j++)
-			if (vhost_add(&srv->names, site->server_names[j], (unsigned)srv->nsites) < 0) {
-				srv->nsites++;
+			if (vhost_add(&srv->names, site->server_names[j], (unsigned)i) < 0) {
 				build_error(cur, "%s", "out of memory");
 				return -ENOMEM;
 			}

@@ -1,5 +1,7 @@
 #include "server/site.h"
 
+#include "server/config.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -9,15 +11,6 @@
 #include <unistd.h>
 
 _Static_assert(CONFIG_MAX_HEADERS <= RESP_EXTRA_MAX, "a site's fields must fit a response");
-
-/* "[site NAME] root" or "--root", as the user would find it. */
-static void label(const struct config_site *cfg, const char *opt, char *buf, size_t len)
-{
-	if (cfg->name)
-		snprintf(buf, len, "[site %s] %s", cfg->name, opt);
-	else
-		snprintf(buf, len, "--%s", opt);
-}
 
 /* config.c stored each field as "Name: value"; HTTP/2 wants the name in
  * lowercase (RFC 9113 8.2.1), HTTP/1.1 gets it as written. */
@@ -68,7 +61,7 @@ static int build_mime(struct site *s, const char *mime_file, char *err, size_t e
 			goto nomem;
 		if (rc < 0) {
 			char what[96];
-			label(cfg, "mime-type", what, sizeof(what));
+			config_site_label(cfg, "mime-type", what, sizeof(what));
 			snprintf(err, errlen, "%s %s: the extension is too long", what, o);
 			return rc;
 		}
@@ -92,7 +85,7 @@ int site_build(struct site *s, const struct config_site *cfg, const struct mime_
 	s->root_fd = open(cfg->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->root_fd < 0) {
 		rc = -errno;
-		label(cfg, "root", what, sizeof(what));
+		config_site_label(cfg, "root", what, sizeof(what));
 		snprintf(err, errlen, "%s %s: %s", what, cfg->root, strerror(-rc));
 		return rc;
 	}
@@ -118,7 +111,7 @@ int site_build(struct site *s, const struct config_site *cfg, const struct mime_
 
 void site_release(struct site *s)
 {
-	if (s->root_fd > 0)
+	if (s->root_fd >= 0)
 		close(s->root_fd);
 	s->root_fd = -1;
 	mime_table_free(s->mime);
