@@ -93,9 +93,13 @@ export NOTIFY_SOCKET="$abstract"
 if start_ktlsd; then
 	wait_until 20 has_note 0 '\|READY=1'
 	check "an abstract NOTIFY_SOCKET: READY=1" has_note 0 "pid=$KTLSD_PID .*\|READY=1"
+	# After the line of that READY=1 (the stub's LISTENING comes first):
+	# the READY=1 that ends the reload, not the one before it.
+	ready=$(notes_after 0 '\|READY=1')
+	n=${ready%%:*}
 	kill -HUP "$KTLSD_PID"
-	wait_until 20 has_note 1 '\|READY=1'
-	check "... RELOADING=1 on SIGHUP" has_note 1 'RELOADING=1\|MONOTONIC_USEC=[0-9]+'
+	wait_until 20 has_note "${n:-0}" '\|READY=1'
+	check "... RELOADING=1 on SIGHUP" has_note "${n:-0}" 'RELOADING=1\|MONOTONIC_USEC=[0-9]+'
 	n=$(wc -l <"$NOTES")
 	kill -TERM "$KTLSD_PID"
 	wait_until 20 has_note "$n" 'STOPPING=1'
