@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "server/conn.h"
+#include "server/file_resident.h"
 #include "server/log.h"
 #include "server/sock.h"
 #include "server/worker-t.h"
@@ -18,6 +19,9 @@
 #define MIN_READ (16 * 1024)
 /* Room kept in the send buffer for multipart framing on the splice path. */
 #define FRAME_ROOM 512
+/* How far the splice path asks ahead whether file bytes are cached: one
+ * question per 8 MiB. */
+#define RESIDENT_AHEAD (8u << 20)
 
 /* Our own failure (no memory, a file that cannot be read). */
 static void fail(struct conn *c, const char *why)
@@ -26,15 +30,17 @@ static void fail(struct conn *c, const char *why)
 }
 
 static void read_done(struct ring_op *op, int res, uint32_t flags);
+static void truncated(struct conn *c);
 
-/* Splice only where it can win. Bytes the file cache keeps are one copy
- * into the send buffer. On plain HTTP, copying beat the ring's splices on
- * every measure here: a single 1 GiB download took 0.24 server CPU-s per
- * GiB by copy against 0.40 by splice (io_uring runs every splice on an
- * io-wq thread; the pipe adds its own work), and only many concurrent
- * 256 KiB-1 MiB downloads gained (5-20%). Under kTLS the splice spares two
- * copies of every byte besides the encryption (the kernel encrypts from the
- * page cache), which is what kTLS downloads are for. */
+/* Zero copy only where it can win. Bytes the file cache keeps are one copy
+ * into the send buffer. On plain HTTP over loopback, copying beat zero copy
+ * on every measure here: a single 1 GiB download took 0.21-0.25 server
+ * CPU-s per GiB by copy, 0.30-0.37 by sendfile and 0.37-0.38 by the ring's
+ * splices; a bare sendfile loop without ktlsd loses the same way to a
+ * read+send loop (the kernel's page-fragment skbs cost the sender more
+ * than two copies on this VM). Under kTLS, zero copy spares two copies of
+ * every byte besides the encryption (the kernel encrypts from the page
+ * cache), which is what kTLS downloads are for. */
 static enum body_path choose_path(const struct conn *c, enum config_tristate sendfile,
 				  const void *mem, uint64_t size)
 {
@@ -55,6 +61,7 @@ void body_send_start(struct conn *c, int fd, const void *mem)
 	r->read_op.complete = read_done;
 	body_start(&r->body, &r->sr, &r->file);
 	r->path = choose_path(c, srv->cfg->sendfile, mem, r->body.remaining);
+	r->resident_to = 0;
 	if (r->path == BODY_PATH_SPLICE)
 		c->w->stats.body_splice++;
 	else
@@ -130,9 +137,31 @@ static bool pump_copy(struct conn *c)
 	return finished(c);
 }
 
+/* Whether [off, off + len) of the body's file is in the page cache, asked
+ * RESIDENT_AHEAD at a time (or for this piece alone, when the look ahead
+ * finds pages missing). */
+static bool cached(struct response *r, uint64_t off, uint64_t len)
+{
+	if (off + len <= r->resident_to)
+		return true;
+	uint64_t ahead = r->body.end - off;
+	if (ahead > RESIDENT_AHEAD)
+		ahead = RESIDENT_AHEAD;
+	if (ahead > len && file_resident(r->file_fd, off, ahead)) {
+		r->resident_to = off + ahead;
+		return true;
+	}
+	if (file_resident(r->file_fd, off, len)) {
+		r->resident_to = off + len;
+		return true;
+	}
+	return false;
+}
+
 /* Framing and head bytes go by send with MSG_MORE, so that under kTLS they
- * share a record with the file bytes that follow (no tiny records), and the
- * file bytes go by splice. */
+ * share a record with the file bytes that follow (no tiny records). File
+ * bytes in the page cache go by sendfile on the worker, the others by the
+ * ring's splices, which wait for the disk off the worker. */
 static bool pump_splice(struct conn *c)
 {
 	struct response *r = c->h1.resp;
@@ -153,18 +182,35 @@ static bool pump_splice(struct conn *c)
 			sock_out_commit(s, n);
 			continue;
 		}
-		if (step == BODY_FILE) {
-			if (sock_tx_pending(s)) {
-				sock_send(s, MSG_MORE);
-				return false;
-			}
-			uint64_t want = r->body.end - r->body.off;
+		if (step != BODY_FILE)
+			break;
+		if (sock_tx_pending(s)) {
+			sock_send(s, MSG_MORE);
+			return false;
+		}
+		uint64_t want = r->body.end - r->body.off;
+		size_t len = want < SOCK_SENDFILE_MAX ? (size_t)want : SOCK_SENDFILE_MAX;
+		if (!cached(r, off, len)) {
 			size_t max = sock_splice_max(s);
-			size_t len = want < max ? (size_t)want : max;
+			if (len > max)
+				len = max;
 			sock_splice_file(s, r->file_fd, off, len, r->body.remaining > len);
 			return false;
 		}
-		break;
+		size_t sent;
+		switch (sock_sendfile(s, r->file_fd, off, len, &sent)) {
+		case SOCK_SENDFILE_SENT:
+			body_advance(&r->body, sent);
+			if (sock_busy(s))
+				return false;
+			continue;
+		case SOCK_SENDFILE_EOF:
+			truncated(c);
+			break;
+		case SOCK_SENDFILE_WAIT:
+		case SOCK_SENDFILE_FAILED:
+			return false;
+		}
 	}
 	if (sock_tx_pending(s)) {
 		sock_send(s, 0);

@@ -26,6 +26,7 @@ struct response {
 	struct static_response sr;
 	struct body body;
 	enum body_path path;
+	uint64_t resident_to;        /* file bytes before it are in the page cache */
 	bool truncated;              /* the file shrank under us: close after what we have */
 	int status;
 	uint64_t bytes_base;         /* the sock's bytes sent when the response began */

@@ -148,12 +148,16 @@ static const struct family families[] = {
      SNAP(stats.requests), &d_proto, &d_class},
     {"ktlsd_sent_bytes_total", "counter",
      "Bytes the sockets took, by how (send from user memory, or splice from the page "
-     "cache) and who encrypted them (kernel, user, none).",
+     "cache: sendfile or ring splices) and who encrypted them (kernel, user, none).",
      SNAP(stats.bytes_out), &d_via, &d_tls},
     {"ktlsd_file_bodies_total", "counter",
      "Response bodies from files, by path: copy (read into memory, then sent; HTTP/2 "
-     "frames) or splice (file to pipe to socket, no copy).",
+     "frames) or splice (no copy: sendfile of cached bytes, else file to pipe to socket).",
      SNAP(stats.body_copy), &d_body, NULL},
+    {"ktlsd_sendfile_calls_total", "counter",
+     "sendfile(2) calls of cached file bytes (the rest of the zero-copy path is ring "
+     "splices, counted in ktlsd_ring_operations_total).",
+     SNAP(stats.sendfile_calls), NULL, NULL},
     {"ktlsd_truncated_responses_total", "counter",
      "Responses cut short because their file shrank while it was sent.",
      SNAP(stats.truncated), NULL, NULL},

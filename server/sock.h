@@ -19,7 +19,9 @@
  *    buffer must not move under the kernel);
  *  - under kTLS, what OpenSSL sealed before the switch leaves first, then
  *    the kernel gets its keys, then plaintext and control records follow in
- *    queue order (no synchronous send on a worker, ever);
+ *    queue order (no synchronous send on a worker, except sock_sendfile of
+ *    cached file bytes into the nonblocking socket: io_uring has no
+ *    sendfile and runs every splice on an io-wq thread);
  *  - the sock, and its owner, are freed only when nothing of it is in
  *    flight (sock_hold / sock_release around every entry point).
  *
@@ -159,6 +161,24 @@ bool sock_can_splice(const struct sock *s);
 void sock_splice_file(struct sock *s, int fd, uint64_t off, size_t len, bool more);
 /* Largest useful len for sock_splice_file. */
 size_t sock_splice_max(const struct sock *s);
+
+/* What sock_sendfile did. */
+enum sock_sendfile_result {
+	SOCK_SENDFILE_SENT,   /* *sent bytes went; call again while not busy */
+	SOCK_SENDFILE_WAIT,   /* the socket is full or --limit-rate waits:
+			       * drive() runs when it may go on */
+	SOCK_SENDFILE_EOF,    /* the file ends before off: it shrank */
+	SOCK_SENDFILE_FAILED, /* the transport failed (the handler heard it) */
+};
+/* Moves up to len file bytes at off to the socket without a copy, by one
+ * sendfile(2) on the worker. Only for bytes in the page cache
+ * (file_resident): a sendfile that waits for the disk stalls every
+ * connection of the worker. A short send means the socket is full: the
+ * sock is busy until drive(). */
+enum sock_sendfile_result sock_sendfile(struct sock *s, int fd, uint64_t off, size_t len,
+					size_t *sent);
+/* Largest len for one sock_sendfile. */
+#define SOCK_SENDFILE_MAX (2u << 20)
 /* Half-close: everything is out, nothing more will be sent. */
 void sock_shutdown_write(struct sock *s);
 /* Gives back buffers a quiet connection does not need. */

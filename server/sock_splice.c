@@ -1,5 +1,6 @@
-/* The transport's zero-copy path: file -> leased pipe -> socket, two ring
- * splices (sock.h's "splice" part). */
+/* The transport's zero-copy paths: file -> socket by one sendfile on the
+ * worker for cached bytes, else file -> leased pipe -> socket by two ring
+ * splices (sock.h's "splice" and "sendfile" parts). */
 #include "server/sock-int.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -51,6 +53,16 @@ void sock_post_splice(struct sock *s, struct ring_op *op, bool in)
 	s->splice_posted = true;
 	s->inflight++;
 	s->w->stats.splice_ops++;
+}
+
+/* Wait for room in the socket (sock_poll_done). */
+static void post_poll_out(struct sock *s)
+{
+	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
+	io_uring_prep_poll_add(sqe, s->fd, POLLOUT);
+	ring_op_attach(sqe, &s->poll_op);
+	s->splice_posted = true;
+	s->inflight++;
 }
 
 void sock_pipe_ready(struct pipe_waiter *wt, struct pipe_lease *p)
@@ -145,11 +157,7 @@ void sock_splice_out_done(struct ring_op *op, int res, uint32_t flags)
 	if (s->closing)
 		goto out;
 	if (res == -EAGAIN) {
-		struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
-		io_uring_prep_poll_add(sqe, s->fd, POLLOUT);
-		ring_op_attach(sqe, &s->poll_op);
-		s->splice_posted = true;
-		s->inflight++;
+		post_poll_out(s);
 		goto out;
 	}
 	if (res < 0) {
@@ -172,6 +180,8 @@ out:
 	sock_release(s);
 }
 
+/* The socket has room again: splice on what the pipe holds, or let the
+ * protocol sendfile on. */
 void sock_poll_done(struct ring_op *op, int res, uint32_t flags)
 {
 	struct sock *s = container_of(op, struct sock, poll_op);
@@ -184,7 +194,52 @@ void sock_poll_done(struct ring_op *op, int res, uint32_t flags)
 		sock_fail(s, "poll failed");
 		goto out;
 	}
-	sock_post_splice(s, &s->splice_out_op, false);
+	if (s->splice_len > 0)
+		sock_post_splice(s, &s->splice_out_op, false);
+	else
+		sock_move_on(s);
 out:
 	sock_release(s);
+}
+
+/* ---- sendfile: cached file bytes, on the worker ---- */
+
+/* nginx's pattern (a nonblocking socket, a poll for room when it is full):
+ * one system call moves what the socket takes, where the ring needs two
+ * splices through a pipe, each a hop to an io-wq thread and back. */
+enum sock_sendfile_result sock_sendfile(struct sock *s, int fd, uint64_t off, size_t len,
+					size_t *sent)
+{
+	*sent = 0;
+	if (s->closing)
+		return SOCK_SENDFILE_FAILED;
+	if (sock_busy(s) || len == 0)
+		return SOCK_SENDFILE_WAIT;
+	if (len > SOCK_SENDFILE_MAX)
+		len = SOCK_SENDFILE_MAX;
+	size_t n = sock_pace_allow(s, len);
+	if (n == 0)
+		return SOCK_SENDFILE_WAIT; /* pace_done drives on */
+	off_t pos = (off_t)off;
+	ssize_t r = sendfile(s->fd, fd, &pos, n);
+	s->w->stats.sendfile_calls++;
+	if (r > 0) {
+		sock_account_sent(s, STAT_VIA_SPLICE, (int)r);
+		*sent = (size_t)r;
+		/* Short: the socket is full (or the file ends, which the next
+		 * call finds). Wait for room rather than try at once. */
+		if ((size_t)r < n)
+			post_poll_out(s);
+		return SOCK_SENDFILE_SENT;
+	}
+	if (r == 0)
+		return SOCK_SENDFILE_EOF;
+	if (errno == EAGAIN) {
+		post_poll_out(s);
+		return SOCK_SENDFILE_WAIT;
+	}
+	if (errno != EPIPE && errno != ECONNRESET)
+		log_msg(LOG_WARN, "sendfile: %s", strerror(errno));
+	sock_fail(s, "sendfile failed");
+	return SOCK_SENDFILE_FAILED;
 }

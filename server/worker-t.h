@@ -87,6 +87,7 @@ struct worker_stats {
 	uint64_t conn_limit_untracked;           /* --limit-conn could not count: let in (addr_limit.h) */
 	uint64_t truncated;
 	uint64_t h2_mapped_bytes;                /* HTTP/2 payloads sent from mapped file pages */
+	uint64_t sendfile_calls;                 /* sendfile(2) of cached file bytes (sock_sendfile) */
 };
 
 /* What the status listener shows of a worker: its counters and gauges as

@@ -91,3 +91,35 @@ else
 	sendfile_path "--sendfile on" on 'ktls=off body=copy( |$)' 'body=splice( |$)'
 fi
 sendfile_path "--sendfile off" off 'body=copy( |$)' 'body=copy( |$)'
+
+# --sendfile on moves cached file bytes by sendfile on the worker and the
+# others by the ring's splices, which wait for the disk off the worker.
+# Dropped from the page cache (written back first: fadvise DONTNEED drops
+# only clean pages), the file first takes the splices; its second download,
+# cached, takes sendfile.
+evict() {
+	"$PY" -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.fdatasync(fd)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$1"
+}
+plain_port=$(freeport)
+if start_ktlsd --sendfile on --workers 1 --listen-plain "127.0.0.1:$plain_port"; then
+	evict "$FIX/root/big.bin"
+	timeout 60 curl -s -o "$T/evicted.b" "http://127.0.0.1:$plain_port/big.bin"
+	expect_eq "--sendfile on, file not cached: sha256" "$(sha "$T/evicted.b")" "$want"
+	timeout 60 curl -s -o "$T/cached.b" "http://127.0.0.1:$plain_port/big.bin"
+	expect_eq "--sendfile on, file cached: sha256" "$(sha "$T/cached.b")" "$want"
+	rm -f "$T/evicted.b" "$T/cached.b"
+	stop_ktlsd
+	stats=$(grep -m1 'worker 0 stats:' "$KTLSD_LOG")
+	sfc=$(sed -n 's/.* sendfile_calls=\([0-9]*\).*/\1/p' <<<"$stats")
+	sp=$(sed -n 's/.* splice_ops=\([0-9]*\).*/\1/p' <<<"$stats")
+	# 64 MiB in all, by chunks of at most 2 MiB (sendfile) or 1 MiB (a
+	# splice in, a splice out): more than 32 calls means chunks were short.
+	if [ "${sfc:-0}" -gt 0 ] && [ "${sp:-0}" -gt 0 ] && [ $((sfc + sp / 2)) -ge 32 ]; then
+		pass "--sendfile on: uncached bytes by ring splices ($sp), cached ones by sendfile ($sfc)"
+	else
+		fail "--sendfile on: uncached bytes by ring splices, cached ones by sendfile" "$stats"
+	fi
+fi

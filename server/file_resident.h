@@ -1,0 +1,14 @@
+/* Whether a range of a file is in the page cache, so that a synchronous
+ * sendfile of it cannot wait for the disk and stall the worker. */
+#ifndef KTLSD_SERVER_FILE_RESIDENT_H
+#define KTLSD_SERVER_FILE_RESIDENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Every page of [off, off + len) of fd is cached. false when a page is not
+ * or the question fails (no memory for a mapping): the caller takes the
+ * ring's path, which waits for the disk off the worker. */
+bool file_resident(int fd, uint64_t off, uint64_t len);
+
+#endif
