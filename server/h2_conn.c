@@ -42,10 +42,16 @@ static bool batch_open(void *ctx)
 	size_t cap = c->w->srv->cfg->h2_buffer;
 
 	if (plaintext_out(c)) {
-		/* The batch is the send buffer: the kernel encrypts what we
-		 * send. A batch in it that has not left yet is not added to. */
+		/* The batch is the send buffer: the kernel (or ktlsd's sealer)
+		 * encrypts what we send. Its bytes are committed only when it
+		 * leaves (send_batch), with every read into it done: the
+		 * sealer seals what is committed as soon as its records in
+		 * flight are out, and must never seal a hole. A batch not yet
+		 * sent is added to, as user-space TLS's is. */
 		size_t room;
-		if (sock_busy(s) || sock_tx_pending(s))
+		if (hs->out_len > 0)
+			return hs->out_len < hs->out_cap;
+		if (!sock_out_ready(s))
 			return false;
 		hs->out = sock_out_reserve(s, cap, &room);
 		if (!hs->out)
@@ -60,15 +66,6 @@ static bool batch_open(void *ctx)
 			return false;
 	}
 	return true;
-}
-
-/* With kTLS the batch's frames become the send buffer's bytes. */
-static void batch_close(void *ctx)
-{
-	struct conn *c = ctx;
-
-	if (plaintext_out(c))
-		sock_out_commit(c->sock, c->h2->out_len);
 }
 
 /* A stream's readv: the ring operation and whose it is. */
@@ -125,8 +122,9 @@ static int send_batch(void *ctx, size_t len, bool last)
 	if (sock_busy(s))
 		return 0;
 	if (plaintext_out(c)) {
-		if (last) /* a file came short: up to the cut, then close */
-			sock_out_uncommit(s, hs->out_len - len);
+		/* The batch's frames become the send buffer's bytes; a file
+		 * that came short: up to the cut, then close. */
+		sock_out_commit(s, len);
 	} else if (sock_tx_pending(s)) {
 		return 0; /* the previous batch's records are still leaving */
 	} else if (sock_write(s, hs->out, len) < 0) {
@@ -238,7 +236,6 @@ static void env_unmap(void *ctx, const void *map, uint64_t len)
 
 static const struct h2_io ring_io = {
     .batch_open = batch_open,
-    .batch_close = batch_close,
     .post_read = post_read,
     .send = send_batch,
     .splice = splice_payload,
