@@ -47,10 +47,11 @@ static bool batch_open(void *ctx)
 		 * leaves (send_batch), with every read into it done: the
 		 * sealer seals what is committed as soon as its records in
 		 * flight are out, and must never seal a hole. A batch not yet
-		 * sent is added to, as user-space TLS's is. */
+		 * sent is not added to: opening one releases the streams whose
+		 * mapped pages the last batch sends. */
 		size_t room;
 		if (hs->out_len > 0)
-			return hs->out_len < hs->out_cap;
+			return false;
 		if (!sock_out_ready(s))
 			return false;
 		hs->out = sock_out_reserve(s, cap, &room);
