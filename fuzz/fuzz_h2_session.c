@@ -340,6 +340,13 @@ static bool fz_batch_open(void *ctx)
 	return true;
 }
 
+static void fz_batch_close(void *ctx)
+{
+	const struct run *r = ctx;
+	FZ_ASSERT(r->hs->out_len <= r->hs->out_cap, "batch of %zu in %zu", r->hs->out_len,
+	          r->hs->out_cap);
+}
+
 /* The ring's readv, queued: complete_reads does it. */
 static void fz_post_read(void *ctx, struct h2_stream *s)
 {
@@ -366,7 +373,6 @@ static int fz_send(void *ctx, size_t len, bool last)
 
 	if (spent(r))
 		return 0; /* a client that stopped reading */
-	FZ_ASSERT(hs->out_len <= hs->out_cap, "batch of %zu in %zu", hs->out_len, hs->out_cap);
 	FZ_ASSERT(len <= hs->out_len, "send of %zu from a batch of %zu", len, hs->out_len);
 	FZ_ASSERT(last == hs->cut && (!last || len == hs->cut_at), "cut at %zu, sent %zu%s",
 	          hs->cut_at, len, last ? " as the last" : "");
@@ -418,6 +424,7 @@ static int fz_splice(void *ctx, struct h2_stream *s)
 
 static const struct h2_io fz_io = {
     .batch_open = fz_batch_open,
+    .batch_close = fz_batch_close,
     .post_read = fz_post_read,
     .send = fz_send,
     .splice = fz_splice,

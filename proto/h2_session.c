@@ -374,6 +374,7 @@ static int pump_batches(struct h2_session *hs, const struct h2_io *io)
 		if (hs->reads_pending == 0 && !hs->cut && io->batch_open(ctx)) {
 			release_mapped(hs);
 			int rv = nghttp2_session_send(hs->ng);
+			io->batch_close(ctx);
 			if (rv != 0)
 				return rv;
 			post_reads(hs, io);
@@ -414,6 +415,7 @@ static int pump_sendfile(struct h2_session *hs, const struct h2_io *io)
 		if (!io->batch_open(ctx))
 			return 0;
 		int rv = nghttp2_session_send(hs->ng);
+		io->batch_close(ctx);
 		if (rv != 0)
 			return rv;
 		if (hs->out_len == 0 && !hs->sf)

@@ -129,10 +129,11 @@ struct h2_counters {
 
 /* The I/O the pump asks of the glue; every callback gets env.ctx. */
 struct h2_io {
-	/* Points hs->out, out_len and out_cap at a batch to fill (or keeps
-	 * them, to add to a batch not yet sent). false: not now (a send
-	 * still owns it). */
+	/* Points hs->out, out_len and out_cap at a batch to fill. false:
+	 * not now (a send still owns it). */
 	bool (*batch_open)(void *ctx);
+	/* The fill ended: hs->out_len bytes of the batch are taken. */
+	void (*batch_close)(void *ctx);
 	/* Reads the holes of s: preadv(s->file_fd, s->iov, s->niov,
 	 * s->read_off), reported later by h2_session_read_done, never from
 	 * within this call. */

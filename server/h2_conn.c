@@ -42,17 +42,10 @@ static bool batch_open(void *ctx)
 	size_t cap = c->w->srv->cfg->h2_buffer;
 
 	if (plaintext_out(c)) {
-		/* The batch is the send buffer: the kernel (or ktlsd's sealer)
-		 * encrypts what we send. Its bytes are committed only when it
-		 * leaves (send_batch), with every read into it done: the
-		 * sealer seals what is committed as soon as its records in
-		 * flight are out, and must never seal a hole. A batch not yet
-		 * sent is not added to: opening one releases the streams whose
-		 * mapped pages the last batch sends. */
+		/* The batch is the send buffer: the kernel encrypts what we
+		 * send. A batch in it that has not left yet is not added to. */
 		size_t room;
-		if (hs->out_len > 0)
-			return false;
-		if (!sock_out_ready(s))
+		if (sock_busy(s) || sock_tx_pending(s))
 			return false;
 		hs->out = sock_out_reserve(s, cap, &room);
 		if (!hs->out)
@@ -67,6 +60,15 @@ static bool batch_open(void *ctx)
 			return false;
 	}
 	return true;
+}
+
+/* With kTLS the batch's frames become the send buffer's bytes. */
+static void batch_close(void *ctx)
+{
+	struct conn *c = ctx;
+
+	if (plaintext_out(c))
+		sock_out_commit(c->sock, c->h2->out_len);
 }
 
 /* A stream's readv: the ring operation and whose it is. */
@@ -123,9 +125,8 @@ static int send_batch(void *ctx, size_t len, bool last)
 	if (sock_busy(s))
 		return 0;
 	if (plaintext_out(c)) {
-		/* The batch's frames become the send buffer's bytes; a file
-		 * that came short: up to the cut, then close. */
-		sock_out_commit(s, len);
+		if (last) /* a file came short: up to the cut, then close */
+			sock_out_uncommit(s, hs->out_len - len);
 	} else if (sock_tx_pending(s)) {
 		return 0; /* the previous batch's records are still leaving */
 	} else if (sock_write(s, hs->out, len) < 0) {
@@ -237,6 +238,7 @@ static void env_unmap(void *ctx, const void *map, uint64_t len)
 
 static const struct h2_io ring_io = {
     .batch_open = batch_open,
+    .batch_close = batch_close,
     .post_read = post_read,
     .send = send_batch,
     .splice = splice_payload,

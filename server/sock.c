@@ -345,14 +345,6 @@ bool sock_tx_pending(const struct sock *s)
 	       s->ct_len > s->ct_sent;
 }
 
-bool sock_out_ready(const struct sock *s)
-{
-	if (s->ctrl_posted || s->splice_posted || s->pipe_waiting || s->pace_posted ||
-	    (s->send_posted && !s->ct_posted))
-		return false;
-	return s->wire.tx_len == s->tx_sent && !s->wire.ctrl && !s->wire.switch_pending;
-}
-
 bool sock_drained(const struct sock *s)
 {
 	return !sock_busy(s) && !sock_tx_pending(s) && s->stage_len == 0 && s->splice_len == 0 &&

@@ -152,10 +152,6 @@ bool sock_busy(const struct sock *s);
 bool sock_drained(const struct sock *s);
 /* The send buffer holds bytes not yet handed to the socket. */
 bool sock_tx_pending(const struct sock *s);
-/* The send buffer may take the next batch (sock_out_reserve): all before
- * it is sent, or sealed by ktlsd into records that leave from their own
- * buffer, so the batch is made while they go. */
-bool sock_out_ready(const struct sock *s);
 /* Splice is possible here (plain or kTLS, ring SPLICE, pipes). */
 bool sock_can_splice(const struct sock *s);
 /* Moves len file bytes at off to the socket without a copy: file -> a
