@@ -8,7 +8,9 @@
 
 /* cachestat(2), Linux 6.5: one call, no mapping. Debian 12's headers
  * predate it, hence the number and the structs; its kernel (6.1) answers
- * ENOSYS, and mincore over a mapping of the range answers instead. */
+ * ENOSYS, and so does a seccomp filter that does not know the call yet
+ * (systemd 252's, in ktlsd.service, answers EPERM): then mincore over a
+ * mapping of the range answers instead. */
 #ifndef __NR_cachestat
 #define __NR_cachestat 451
 #endif
@@ -89,7 +91,7 @@ bool file_resident(int fd, uint64_t off, uint64_t len)
 			uint64_t pages = (off + len - 1) / page - off / page + 1;
 			return cs.nr_cache >= pages;
 		}
-		if (errno != ENOSYS)
+		if (errno != ENOSYS && errno != EPERM)
 			return false;
 		atomic_store_explicit(&no_cachestat, true, memory_order_relaxed);
 	}

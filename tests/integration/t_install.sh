@@ -175,10 +175,12 @@ else
 			PORT=$(freeport)
 			PPORT=$(freeport)
 			BASE="https://localhost:$PORT"
+			# --sendfile on: plain HTTP bodies go zero-copy (sendfile,
+			# and the calls that tell whether file bytes are cached).
 			NOTIFY_SOCKET="$T/nobody.sock" strace -f -qq -o "$T/strace.out" -- "$bin" \
 				--root "$FIX/root" --listen "127.0.0.1:$PORT" --listen-plain "127.0.0.1:$PPORT" \
 				--cert "$FIX/ec.pem" --key "$FIX/ec.key" --workers 2 --access-log "$T/access.log" \
-				>"$T/traced.log" 2>&1 </dev/null &
+				--sendfile on >"$T/traced.log" 2>&1 </dev/null &
 			tracer=$!
 			wait_until 20 port_open "$PORT"
 			traced=$(pgrep -P "$tracer" | head -n 1)
@@ -188,13 +190,19 @@ else
 			expect_eq "traced: HTTP/2 range" "$STATUS" 206
 			STATUS=$(curl -sS --max-time 30 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PPORT/text.txt")
 			expect_eq "traced: plain HTTP" "$STATUS" 200
+			curl -sS --max-time 60 -o "$T/traced_plain.b" "http://127.0.0.1:$PPORT/big.bin"
+			expect_eq "traced: plain HTTP zero-copy download" "$(sha "$T/traced_plain.b")" \
+				"$(cat "$FIX/big.sha256")"
+			rm -f "$T/traced_h1.b" "$T/traced_plain.b"
 			kill -HUP "$traced" 2>/dev/null
 			wait_until 20 grep -q reloaded "$T/traced.log"
 			kill -TERM "$traced" 2>/dev/null
 			wait_exit "$tracer" 30
 			expect_eq "traced: exits 0" "$EXIT_CODE" 0
+			# cachestat (451; strace 6.1 has no name for it) is left out
+			# of the filter on purpose: refused, ktlsd asks mincore.
 			sed -nE 's/^[0-9]+ +([a-z0-9_]+)\(.*/\1/p; s/.*<\.\.\. ([a-z0-9_]+) resumed>.*/\1/p' \
-				"$T/strace.out" | sort -u >"$T/used"
+				"$T/strace.out" | grep -vxE 'cachestat|syscall_0x1c3' | sort -u >"$T/used"
 			check "... strace saw io_uring and the network" grep -qx io_uring_enter "$T/used"
 			expect_eq "SystemCallFilter= admits every call ktlsd made" \
 				"$(comm -23 "$T/used" "$T/allowed" | tr '\n' ' ')" ""

@@ -1,0 +1,107 @@
+/* Tests server/file_resident.c: whether file bytes are in the page cache.
+ * Built twice: as test_file_resident with cachestat where the kernel has it,
+ * and as test_file_resident_mincore with the call's number pointed at one
+ * no kernel has (ENOSYS), so that mincore over a mapping answers. */
+#include <check.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server/file_resident.h"
+#include "tests/unit/check_run.h"
+
+#define SIZE (3u << 20) /* not a multiple of the probes' 4 MiB spans, and 3 of them */
+
+static char path[] = "/var/tmp/test_file_resident.XXXXXX";
+static int fd = -1;
+
+static void setup(void)
+{
+	static char block[64 * 1024];
+
+	memset(block, 'r', sizeof(block));
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	for (size_t off = 0; off < SIZE; off += sizeof(block))
+		ck_assert_int_eq(write(fd, block, sizeof(block)), (ssize_t)sizeof(block));
+	/* A last partial page: a range may end inside it. */
+	ck_assert_int_eq(write(fd, block, 100), 100);
+	ck_assert_int_eq(fdatasync(fd), 0);
+}
+
+static void teardown(void)
+{
+	close(fd);
+	unlink(path);
+	strcpy(path + strlen(path) - 6, "XXXXXX");
+}
+
+/* Pages can only be dropped from the cache once written back; a file system
+ * that is its own cache (tmpfs) keeps them, and says so. */
+static bool evict(void)
+{
+	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	return !file_resident(fd, 0, SIZE);
+}
+
+START_TEST(test_written_file_is_cached)
+{
+	ck_assert(file_resident(fd, 0, SIZE + 100));
+	ck_assert(file_resident(fd, 12345, 1));
+	ck_assert(file_resident(fd, SIZE - 5000, 5100)); /* into the last page */
+	ck_assert(file_resident(fd, 0, 0));
+}
+END_TEST
+
+START_TEST(test_evicted_then_read)
+{
+	if (!evict())
+		return; /* tmpfs: nothing to learn here */
+	ck_assert(!file_resident(fd, 0, SIZE));
+	ck_assert(!file_resident(fd, SIZE / 2, 4096));
+	/* Read the middle MiB back (no read ahead past it): that and only
+	 * that is cached again. */
+	ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);
+	static char buf[1 << 20];
+	ck_assert_int_eq(pread(fd, buf, sizeof(buf), 1 << 20), (ssize_t)sizeof(buf));
+	ck_assert(file_resident(fd, 1 << 20, 1 << 20));
+	ck_assert(file_resident(fd, (1 << 20) + 777, 4096));
+	ck_assert(!file_resident(fd, 0, 2 << 20));
+	ck_assert(!file_resident(fd, 1 << 20, (1 << 20) + 4096));
+}
+END_TEST
+
+/* A range past the end of the file is not cached: a file that shrank must
+ * take the path that finds out it did. */
+START_TEST(test_past_the_end)
+{
+	ck_assert(!file_resident(fd, SIZE + 100, 4096));
+	ck_assert(!file_resident(fd, 0, SIZE + 100 + 8192));
+}
+END_TEST
+
+START_TEST(test_not_a_file)
+{
+	ck_assert(!file_resident(-1, 0, 4096));
+}
+END_TEST
+
+static Suite *file_resident_suite(void)
+{
+	Suite *s = suite_create("file_resident");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_written_file_is_cached);
+	tcase_add_test(tc, test_evicted_then_read);
+	tcase_add_test(tc, test_past_the_end);
+	tcase_add_test(tc, test_not_a_file);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_run(file_resident_suite());
+}
