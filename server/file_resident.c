@@ -7,10 +7,9 @@
 #include <unistd.h>
 
 /* cachestat(2), Linux 6.5: one call, no mapping. Debian 12's headers
- * predate it, hence the number and the structs; its kernel (6.1) answers
- * ENOSYS, and so does a seccomp filter that does not know the call yet
- * (systemd 252's, in ktlsd.service, answers EPERM): then mincore over a
- * mapping of the range answers instead. */
+ * predate it, hence the number and the structs. Its kernel (6.1) answers
+ * ENOSYS, and ktlsd.service's seccomp filter EPERM (systemd 252 cannot
+ * name the call): then mincore over a mapping of the range answers. */
 #ifndef __NR_cachestat
 #define __NR_cachestat 451
 #endif
@@ -28,8 +27,8 @@ struct cachestat {
 	uint64_t nr_recently_evicted;
 };
 
-/* The kernel has cachestat; once false, it stays so (every worker learns
- * the same answer, so a race only costs a second ENOSYS). */
+/* cachestat was refused once: it will be again (every worker learns the
+ * same answer, so a race only costs a second refusal). */
 static atomic_bool no_cachestat;
 
 /* mincore reads one byte per page into a vector on the stack: probe at
