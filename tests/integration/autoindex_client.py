@@ -33,8 +33,6 @@ words the shell compares.
 import html.parser
 import json
 import os
-import socket
-import ssl
 import subprocess
 import sys
 import threading
@@ -42,6 +40,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import h2_client  # noqa: E402
+import lib  # noqa: E402
 
 
 def curl(proto, args, url, extra=()):
@@ -114,38 +113,14 @@ def roundtrip(argv):
 
 
 def tls(port):
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    ctx.set_alpn_protocols(["http/1.1"])
-    s = socket.create_connection(("127.0.0.1", port), timeout=120)
-    return ctx.wrap_socket(s, server_hostname="localhost")
+    """A TLS connection (HTTP/1.1) with lib.py's reader."""
+    return lib.Conn(port, plain=False)
 
 
-def read_response(s, buf):
-    """One response (status, body) from s; buf holds bytes read ahead."""
-    while b"\r\n\r\n" not in buf:
-        chunk = s.recv(1 << 16)
-        if not chunk:
-            raise EOFError("closed in a head")
-        buf += chunk
-    head, _, rest = bytes(buf).partition(b"\r\n\r\n")
-    del buf[:len(head) + 4]
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split()[1])
-    length = 0
-    for line in lines[1:]:
-        k, _, v = line.partition(":")
-        if k.strip().lower() == "content-length":
-            length = int(v.strip())
-    while len(buf) < length:
-        chunk = s.recv(1 << 18)
-        if not chunk:
-            raise EOFError("closed in a body")
-        buf += chunk
-    body = bytes(buf[:length])
-    del buf[:length]
-    return status, body
+def read_response(conn):
+    """One response (status, body) from conn, within two minutes."""
+    status, _, body = lib.take_response(conn, False, time.monotonic() + 120)
+    return status, bytes(body)
 
 
 def pipeline(argv):
@@ -156,22 +131,21 @@ def pipeline(argv):
     done = {}
 
     def reader():
-        buf = bytearray()
         try:
             for _ in range(n):
-                results.append(read_response(big, buf))
-        except (OSError, EOFError) as e:
+                results.append(read_response(big))
+        except (OSError, lib.Closed) as e:
             results.append((0, str(e).encode()))
         done["lists"] = time.monotonic()
 
-    big.sendall(b"".join(req(lst) for _ in range(n)))
+    big.send(b"".join(req(lst) for _ in range(n)))
     t = threading.Thread(target=reader)
     t.start()
     s = tls(port)
-    s.sendall(req(small))
-    status, body = read_response(s, bytearray())
+    s.send(req(small))
+    status, body = read_response(s)
     done["small"] = time.monotonic()
-    s.close()
+    s.sock.close()
     print("SMALL %d %d" % (status, len(body)))
     t.join()
     print("LISTS %s" % ",".join(str(st) for st, _ in results))
@@ -180,28 +154,27 @@ def pipeline(argv):
     except ValueError:
         print("ENTRIES none")
     print("SMALL_FIRST %s" % ("yes" if done["small"] < done["lists"] else "no"))
-    big.close()
+    big.sock.close()
 
 
 def term(argv):
     port, small, lst = int(argv[0]), argv[1], argv[2]
     s = tls(port)
-    s.sendall(("GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n"
-               "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n" % (small, lst)).encode())
-    buf = bytearray()
-    read_response(s, buf)
+    s.send(("GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n"
+            "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n" % (small, lst)).encode())
+    read_response(s)
     print("READY", flush=True)
     try:
-        status, body = read_response(s, buf)
+        status, body = read_response(s)
         print("LIST %d %d" % (status, len(json.loads(body))))
-    except (OSError, EOFError, ValueError) as e:
+    except (OSError, lib.Closed, ValueError) as e:
         print("LIST failed %s" % e)
 
 
 def h1_drop(argv):
     s = tls(int(argv[0]))
-    s.sendall(("GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n" % argv[1]).encode())
-    s.close()
+    s.send(("GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n" % argv[1]).encode())
+    s.sock.close()
     print("DROPPED")
 
 

@@ -11,46 +11,23 @@ Run with /usr/bin/python3 (Debian's).
       open, idle, for SECS seconds or until killed.
 """
 
-import socket
-import ssl
+import os
 import sys
 import time
 
-
-def get(conn):
-    """Status of one GET /a.txt on conn; its body is read and dropped."""
-    conn.sendall(b"GET /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\n")
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        d = conn.recv(65536)
-        if not d:
-            return 0
-        buf += d
-    head, _, body = buf.partition(b"\r\n\r\n")
-    status = int(head.split(b" ", 2)[1])
-    length = 0
-    for line in head.split(b"\r\n")[1:]:
-        k, _, v = line.partition(b":")
-        if k.strip().lower() == b"content-length":
-            length = int(v)
-    while len(body) < length:
-        d = conn.recv(65536)
-        if not d:
-            break
-        body += d
-    return status
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lib  # noqa: E402
 
 
 def hold(port, n, secs):
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    ctx.set_alpn_protocols(["http/1.1"])
     conns = []
     for _ in range(n):
-        raw = socket.create_connection(("127.0.0.1", port), timeout=20)
-        c = ctx.wrap_socket(raw, server_hostname="localhost")
-        st = get(c)
+        c = lib.Conn(port, plain=False)
+        c.send(b"GET /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        try:
+            st, _, _ = lib.take_response(c, False, time.monotonic() + 20)
+        except (OSError, lib.Closed):
+            st = 0
         if st != 200:
             print("STATUS %d" % st, flush=True)
             return 1
