@@ -42,8 +42,7 @@ static bool token_is(const char *p, size_t n, const char *word)
 	return strlen(word) == n && strncasecmp(p, word, n) == 0;
 }
 
-/* qvalue in thousandths, or -1 when p[0, n) is not one. */
-static int parse_qvalue(const char *p, size_t n)
+int accept_enc_qvalue(const char *p, size_t n)
 {
 	int q, scale = 100;
 
@@ -92,7 +91,7 @@ static int parse_weight(const char *s, size_t len, size_t *i)
 		size_t start = *i;
 		while (*i < len && !ends_token(s[*i]))
 			(*i)++;
-		q = parse_qvalue(s + start, *i - start);
+		q = accept_enc_qvalue(s + start, *i - start);
 		if (q < 0) {
 			bad = true;
 			break;

@@ -32,6 +32,10 @@ void accept_enc_parse(const char *s, size_t len, struct accept_enc *out);
  * below identity's. Higher q first, ties in enum coding's order. */
 size_t accept_enc_order(const struct accept_enc *ae, enum coding order[CODING_N]);
 
+/* A qvalue (RFC 9110 12.4.2) in thousandths, or -1 when p[0, n) is not
+ * one; also Accept's (autoindex.c). */
+int accept_enc_qvalue(const char *p, size_t n);
+
 /* "br", "zstd", "gzip": the Content-Encoding value. */
 const char *accept_enc_name(enum coding c);
 /* ".br", ".zst", ".gz": the sidecar file's suffix. */

@@ -7,6 +7,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "proto/accept_enc.h"
+#include "proto/httpdate.h"
 #include "proto/numfmt.h"
 
 /* ---- the output buffer ---- */
@@ -203,18 +205,20 @@ static void href(struct autoindex_out *o, const struct autoindex_entry *e)
 	o->len += n;
 }
 
-/* "2026-12-01T07:33:53Z" */
+/* Years 0 to 9999: what four digits hold. */
+#define RFC3339_MIN (-62167219200LL) /* 0000-01-01T00:00:00Z */
+#define RFC3339_MAX 253402300799LL   /* 9999-12-31T23:59:59Z */
+
+/* "2026-12-01T07:33:53Z"; a time no calendar of four digits holds: the
+ * epoch. httpdate's fields, not gmtime_r, which takes glibc's time-zone
+ * lock for every entry of a listing. */
 static void rfc3339(struct autoindex_out *o, int64_t t)
 {
-	time_t tt = (time_t)t;
-	struct tm tm;
-	char buf[64];
+	char buf[24];
 
-	if (!gmtime_r(&tt, &tm) || tm.tm_year + 1900 < 0 || tm.tm_year + 1900 > 9999) {
-		tt = 0; /* a time no calendar of four digits holds: the epoch */
-		gmtime_r(&tt, &tm);
-	}
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (t < RFC3339_MIN || t > RFC3339_MAX)
+		t = 0;
+	httpdate_rfc3339((time_t)t, buf);
 	puts_(o, buf);
 }
 
@@ -230,26 +234,6 @@ static void number(struct autoindex_out *o, uint64_t v)
 static bool is_ows(char c)
 {
 	return c == ' ' || c == '\t';
-}
-
-/* A qvalue (RFC 9110 12.4.2) in thousandths, or -1 when malformed. */
-static int qvalue(const char *s, size_t n)
-{
-	int q = 0, scale = 100;
-
-	if (n == 0 || (s[0] != '0' && s[0] != '1'))
-		return -1;
-	q = (s[0] - '0') * 1000;
-	if (n == 1)
-		return q;
-	if (s[1] != '.' || n > 5)
-		return -1;
-	for (size_t i = 2; i < n; i++, scale /= 10) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		q += (s[i] - '0') * scale;
-	}
-	return q > 1000 ? -1 : q;
 }
 
 /* How specifically range (type/subtype) matches type/sub: 3 exactly, 2 by
@@ -307,7 +291,7 @@ static void weigh(const char *a, size_t n, struct weight *html, struct weight *j
 			while (vt > k && is_ows(a[vt - 1]))
 				vt--;
 			if (vt - k >= 2 && (a[k] == 'q' || a[k] == 'Q') && a[k + 1] == '=')
-				q = qvalue(a + k + 2, vt - k - 2);
+				q = accept_enc_qvalue(a + k + 2, vt - k - 2);
 			k = pe;
 		}
 		if (q >= 0 && rlen > 0) {

@@ -97,6 +97,28 @@ void httpdate_format(time_t t, char *out)
 }
 
 /* n digits at s, or -1. */
+void httpdate_rfc3339(time_t t, char *out)
+{
+	struct tm tm;
+	char *p = out;
+
+	utc_fields((long long)t, &tm);
+	int year = tm.tm_year + 1900;
+	p = put2(p, year / 100);
+	p = put2(p, year % 100);
+	*p++ = '-';
+	p = put2(p, tm.tm_mon + 1);
+	*p++ = '-';
+	p = put2(p, tm.tm_mday);
+	*p++ = 'T';
+	p = put2(p, tm.tm_hour);
+	*p++ = ':';
+	p = put2(p, tm.tm_min);
+	*p++ = ':';
+	p = put2(p, tm.tm_sec);
+	memcpy(p, "Z", 2); /* with the NUL */
+}
+
 static int digits(const char *s, int n)
 {
 	int v = 0;

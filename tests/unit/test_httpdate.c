@@ -123,6 +123,37 @@ START_TEST(test_format_agrees_with_gmtime)
 }
 END_TEST
 
+/* RFC 3339 from the same fields, against gmtime_r's, over years 0 to 9999
+ * (what autoindex.c's listings print). Four-digit years throughout:
+ * strftime's %Y would print year 999 as "999". */
+START_TEST(test_rfc3339_agrees_with_gmtime)
+{
+	static const long long edges[] = {-62167219200LL, -62135596800LL, -1, 0, 1,
+					  951782400, 4107542400LL, 253402300799LL};
+	char got[24], want[64];
+	struct tm tm;
+	unsigned long long x = 88172645463325252ULL;
+
+	for (int i = 0; i < 100000 + (int)(sizeof(edges) / sizeof(edges[0])); i++) {
+		long long t;
+		if (i < (int)(sizeof(edges) / sizeof(edges[0]))) {
+			t = edges[i];
+		} else {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			t = -62167219200LL + (long long)(x % (253402300799ULL + 62167219200ULL));
+		}
+		time_t tt = (time_t)t;
+		ck_assert_ptr_nonnull(gmtime_r(&tt, &tm));
+		snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		httpdate_rfc3339(tt, got);
+		ck_assert_str_eq(got, want);
+	}
+}
+END_TEST
+
 START_TEST(test_parse_forms)
 {
 	check_parse("Sun, 06 Nov 1994 08:49:37 GMT", RFC_EXAMPLE);
@@ -309,6 +340,7 @@ int main(void)
 	tcase_add_test(tc, test_format);
 	tcase_add_test(tc, test_format_past_2038);
 	tcase_add_test(tc, test_format_agrees_with_gmtime);
+	tcase_add_test(tc, test_rfc3339_agrees_with_gmtime);
 	tcase_add_test(tc, test_parse_forms);
 	tcase_add_test(tc, test_parse_rfc850);
 	tcase_add_test(tc, test_parse_past_2038);
