@@ -137,27 +137,6 @@ static bool pump_copy(struct conn *c)
 	return finished(c);
 }
 
-/* Whether [off, off + len) of the body's file is in the page cache, asked
- * RESIDENT_AHEAD at a time (or for this piece alone, when the look ahead
- * finds pages missing). */
-static bool cached(struct response *r, uint64_t off, uint64_t len)
-{
-	if (off + len <= r->resident_to)
-		return true;
-	uint64_t ahead = r->body.end - off;
-	if (ahead > RESIDENT_AHEAD)
-		ahead = RESIDENT_AHEAD;
-	if (ahead > len && file_resident(r->file_fd, off, ahead)) {
-		r->resident_to = off + ahead;
-		return true;
-	}
-	if (file_resident(r->file_fd, off, len)) {
-		r->resident_to = off + len;
-		return true;
-	}
-	return false;
-}
-
 /* Framing and head bytes go by send with MSG_MORE, so that under kTLS they
  * share a record with the file bytes that follow (no tiny records). File
  * bytes in the page cache go by sendfile on the worker, the others by the
@@ -190,7 +169,8 @@ static bool pump_splice(struct conn *c)
 		}
 		uint64_t want = r->body.end - r->body.off;
 		size_t len = want < SOCK_SENDFILE_MAX ? (size_t)want : SOCK_SENDFILE_MAX;
-		if (!cached(r, off, len)) {
+		if (!file_resident_ahead(r->file_fd, &r->resident_to, off, len, r->body.end,
+					 RESIDENT_AHEAD)) {
 			size_t max = sock_splice_max(s);
 			if (len > max)
 				len = max;

@@ -78,6 +78,24 @@ static bool resident_by_mincore(int fd, uint64_t off, uint64_t len)
 	return true;
 }
 
+bool file_resident_ahead(int fd, uint64_t *known_to, uint64_t off, uint64_t len, uint64_t end,
+			 uint64_t ahead)
+{
+	if (off + len <= *known_to)
+		return true;
+	if (end - off < ahead)
+		ahead = end - off;
+	if (ahead > len && file_resident(fd, off, ahead)) {
+		*known_to = off + ahead;
+		return true;
+	}
+	if (file_resident(fd, off, len)) {
+		*known_to = off + len;
+		return true;
+	}
+	return false;
+}
+
 bool file_resident(int fd, uint64_t off, uint64_t len)
 {
 	if (len == 0)

@@ -11,4 +11,11 @@
  * ring's path, which waits for the disk off the worker. */
 bool file_resident(int fd, uint64_t off, uint64_t len);
 
+/* file_resident for [off, off + len) of a body that ends at end, asked
+ * ahead bytes at a time: *known_to (0 at first) remembers up to where the
+ * file was found cached, so most calls ask the kernel nothing. When the
+ * look ahead finds pages missing, only [off, off + len) is asked. */
+bool file_resident_ahead(int fd, uint64_t *known_to, uint64_t off, uint64_t len, uint64_t end,
+			 uint64_t ahead);
+
 #endif

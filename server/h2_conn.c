@@ -13,6 +13,7 @@
 #include "server/conn.h"
 #include "server/file.h"
 #include "server/filecache.h"
+#include "server/file_resident.h"
 #include "server/lister.h"
 #include "server/log.h"
 #include "server/resolve.h"
@@ -162,30 +163,10 @@ static int splice_payload(void *ctx, struct h2_stream *st)
 	return 1;
 }
 
-/* How far send_mapped looks for pages in memory at once: 4 MiB, 1,024
- * pages of 4 KiB, one byte each in resident()'s vector. */
-#define RESIDENT_AHEAD (4u << 20)
-
-/* Whether the pages of [off, off + len) of map are all in memory: a send
- * from a page that is not would wait for the disk inside the ring's
+/* How far send_mapped asks at once whether file pages are in memory: a
+ * send from a page that is not would wait for the disk inside the ring's
  * submit, stalling every connection of the worker. */
-static bool resident(const void *map, uint64_t off, size_t len)
-{
-	static long page;
-	unsigned char vec[RESIDENT_AHEAD / 4096 + 2]; /* and a partial page each side */
-
-	if (!page)
-		page = sysconf(_SC_PAGESIZE);
-	uint64_t start = off & ~(uint64_t)(page - 1);
-	size_t span = (size_t)(off + len - start);
-	size_t pages = (span + (size_t)page - 1) / (size_t)page;
-	if (pages > sizeof(vec) || mincore((char *)map + start, span, vec) < 0)
-		return false;
-	for (size_t i = 0; i < pages; i++)
-		if (!(vec[i] & 1))
-			return false;
-	return true;
-}
+#define RESIDENT_AHEAD (4u << 20)
 
 /* Under kTLS the kernel encrypts straight from the file's pages, mapped
  * once per stream: the batch's DATA payloads never pass through user
@@ -206,20 +187,11 @@ static bool send_mapped(void *ctx, struct h2_stream *st)
 			return false;
 		st->map = m;
 	}
-	/* One look ahead covers the next batches (a mincore per batch was a
+	/* One look ahead covers the next batches (a question per batch was a
 	 * third of the system calls of a download). */
-	uint64_t end = st->read_off + st->read_len;
-	if (end > st->resident_to) {
-		uint64_t ahead = st->read_off + RESIDENT_AHEAD;
-		if (ahead > st->file.size)
-			ahead = st->file.size;
-		if (resident(st->map, st->read_off, (size_t)(ahead - st->read_off)))
-			st->resident_to = ahead;
-		else if (resident(st->map, st->read_off, st->read_len))
-			st->resident_to = end;
-		else
-			return false;
-	}
+	if (!file_resident_ahead(st->file_fd, &st->resident_to, st->read_off, st->read_len,
+				 st->file.size, RESIDENT_AHEAD))
+		return false;
 	uint64_t off = st->read_off;
 	for (int i = 0; i < st->niov; i++) {
 		sock_out_map(c->sock, st->iov[i].iov_base, (const char *)st->map + off,
