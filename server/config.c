@@ -324,11 +324,10 @@ static int start_section(struct config *cfg, char *s, struct ctx *c)
 	c->site = &sites[cfg->nsites++];
 	memset(c->site, 0, sizeof(*c->site));
 	name[n] = '\0';
+	/* Zeroed: a section's lists start empty, not appended to the top
+	 * level's (so seen[] need not be reset: appending to an empty list is
+	 * starting it). */
 	c->site->name = config_value_strdup(name);
-	/* A section's lists start empty, not appended to the top level's. */
-	for (size_t i = 0; i < config_noptions; i++)
-		if (config_options[i].site)
-			c->seen[i] = false;
 	return 0;
 }
 

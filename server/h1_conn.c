@@ -232,7 +232,7 @@ static void start_listing(struct conn *c, const struct static_target *res)
 	const struct h1_request *req = &c->h1.parser->req;
 	enum autoindex_format f =
 	    autoindex_negotiate(req->target.ptr, req->target.len, req->accept.ptr, req->accept.len);
-	struct lister_job *job = resolve_listing(c->w->srv, res, f);
+	struct lister_job *job = resolve_listing(res, f);
 	int rc = job ? 0 : -ENOMEM;
 
 	if (job) {

@@ -400,7 +400,7 @@ static int env_list_dir(void *ctx, struct h2_stream *st, const struct static_tar
 			enum autoindex_format f)
 {
 	struct conn *c = ctx;
-	struct lister_job *job = resolve_listing(c->w->srv, res, f);
+	struct lister_job *job = resolve_listing(res, f);
 	int rc = job ? 0 : -ENOMEM;
 
 	if (job) {

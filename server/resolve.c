@@ -104,8 +104,7 @@ int resolve_root_fd(const void *root)
 	return ((const struct site *)root)->root_fd;
 }
 
-struct lister_job *resolve_listing(const struct server *srv, const struct static_target *res,
-				   enum autoindex_format f)
+struct lister_job *resolve_listing(const struct static_target *res, enum autoindex_format f)
 {
 	return lister_job_new(resolve_root_fd(res->root), res->rel, res->list_dotfiles, f);
 }

@@ -37,7 +37,6 @@ int resolve_root_fd(const void *root);
 
 /* The job that lists res (status STATIC_LIST_DIR, from resolve_target) as
  * f, beneath the root it was resolved in, or NULL (no memory). */
-struct lister_job *resolve_listing(const struct server *srv, const struct static_target *res,
-				   enum autoindex_format f);
+struct lister_job *resolve_listing(const struct static_target *res, enum autoindex_format f);
 
 #endif
