@@ -126,8 +126,6 @@ size_t sock_pace_allow(struct sock *s, size_t want);
 /* sock_input.c */
 void sock_rx_give_back_if_empty(struct sock *s);
 void sock_recv_done(struct ring_op *op, int res, uint32_t flags);
-void sock_recv_ring_done(struct ring_op *op, int res, uint32_t flags);
-void sock_readable_done(struct ring_op *op, int res, uint32_t flags);
 
 /* sock_splice.c */
 void sock_post_splice(struct sock *s, struct ring_op *op, bool in);

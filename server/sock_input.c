@@ -128,6 +128,9 @@ static void post_recv_into_rx(struct sock *s)
 	s->rx_pinned = true;
 }
 
+static void sock_recv_ring_done(struct ring_op *op, int res, uint32_t flags);
+static void sock_readable_done(struct ring_op *op, int res, uint32_t flags);
+
 void sock_recv(struct sock *s)
 {
 	size_t room;
@@ -208,7 +211,7 @@ static void take_ring_buffer(struct sock *s, unsigned bid, size_t len)
 /* A recv that took its buffer from the ring. An empty ring (-ENOBUFS: many
  * connections received at once) grows it, and this one receives into a
  * pooled buffer instead. */
-void sock_recv_ring_done(struct ring_op *op, int res, uint32_t flags)
+static void sock_recv_ring_done(struct ring_op *op, int res, uint32_t flags)
 {
 	struct sock *s = container_of(op, struct sock, recv_op);
 	unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
@@ -243,7 +246,7 @@ out:
 
 /* The poll of a kernel without buffer rings said readable: a recv into a
  * pooled buffer (or behind the leftover) completes at once. */
-void sock_readable_done(struct ring_op *op, int res, uint32_t flags)
+static void sock_readable_done(struct ring_op *op, int res, uint32_t flags)
 {
 	struct sock *s = container_of(op, struct sock, recv_op);
 
