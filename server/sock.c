@@ -418,14 +418,22 @@ void sock_send(struct sock *s, int msg_flags)
 	sock_post_next_send(s);
 }
 
+/* The first queued control record, off the queue. */
+static struct tls_ctrl_record *ctrl_pop(struct tls_wire *wi)
+{
+	struct tls_ctrl_record *r = wi->ctrl;
+
+	wi->ctrl = r->next;
+	if (!wi->ctrl)
+		wi->ctrl_tail = NULL;
+	return r;
+}
+
 static void post_ctrl(struct sock *s)
 {
-	struct tls_ctrl_record *r = s->wire.ctrl;
+	struct tls_ctrl_record *r = ctrl_pop(&s->wire);
 	struct cmsghdr *c;
 
-	s->wire.ctrl = r->next;
-	if (!s->wire.ctrl)
-		s->wire.ctrl_tail = NULL;
 	s->ctrl_rec = r;
 	memset(&s->ctrl_msg, 0, sizeof(s->ctrl_msg));
 	memset(s->ctrl_cmsg, 0, sizeof(s->ctrl_cmsg));
@@ -603,10 +611,7 @@ void sock_post_next_send(struct sock *s)
 					post_ctrl(s);
 					return;
 				}
-				struct tls_ctrl_record *r = wi->ctrl;
-				wi->ctrl = r->next;
-				if (!wi->ctrl)
-					wi->ctrl_tail = NULL;
+				struct tls_ctrl_record *r = ctrl_pop(wi);
 				bool ok = seal(s, r->type, r->data, r->len);
 				free(r);
 				if (!ok)
