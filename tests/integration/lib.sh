@@ -21,6 +21,12 @@ fail() {
 	local detail=${2//$'\n'/ | }
 	printf 'FAIL %s: %s: %s\n' "$TEST" "$1" "${detail//$'\r'/}" | tee -a "$RESULTS"
 }
+# skip NAME WHY: a check that cannot run here (a missing tool, not root, a
+# sanitizer build). Counted apart: a check that did not run never passed.
+skip() {
+	local why=${2//$'\n'/ | }
+	printf 'SKIP %s: %s: %s\n' "$TEST" "$1" "${why//$'\r'/}" | tee -a "$RESULTS"
+}
 
 # check NAME COMMAND...: passes when COMMAND exits 0.
 check() {

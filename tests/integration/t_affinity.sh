@@ -4,7 +4,7 @@
 # is the set's size, not the machine's CPU count.
 
 if ! taskset -c 1 true 2>/dev/null; then
-	pass "taskset -c 1: this machine has no usable CPU 1; skipped"
+	skip "worker pinning (taskset -c 1)" "this machine has no usable CPU 1"
 	return 0
 fi
 

@@ -2,8 +2,8 @@
 # bench/run --smoke: the benchmark harness runs end to end on a tiny matrix
 # (ktlsd and nginx, 1 KiB and 1 MiB files, 2 s per cell) and writes a
 # well-formed results.csv and report.md. Asserts no speed. Skipped (and
-# counted as passed, with a note) when nginx, wrk or gnuplot is missing:
-# bench/run installs those itself, the test suite does not. A run stopped
+# counted as a skip) when nginx, wrk or h2load is missing: bench/run
+# installs those itself, the test suite does not. A run stopped
 # by SIGTERM still writes its (partial) report.
 
 missing=
@@ -11,7 +11,7 @@ for c in nginx wrk h2load; do
 	command -v "$c" >/dev/null 2>&1 || [ -x "/usr/sbin/$c" ] || missing="$missing $c"
 done
 if [ -n "$missing" ]; then
-	pass "bench smoke skipped: not installed:$missing (bench/run --quick installs them)"
+	skip "bench smoke" "not installed:$missing (bench/run --quick installs them)"
 	return 0
 fi
 

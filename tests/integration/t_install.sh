@@ -52,7 +52,7 @@ install_in() {
 }
 
 if [ ! -f "$builddir/Makefile" ]; then
-	pass "make install: $KTLSD is not in a build folder; skipped"
+	skip "make install" "$KTLSD is not in a build folder"
 	return 0 2>/dev/null || exit 0
 fi
 
@@ -122,7 +122,7 @@ expect_eq "... and load (--test-config)" "$?" 0
 
 # ---- the systemd units -----------------------------------------------------
 if [ -z "$units" ]; then
-	pass "systemd units: configured without them (--with-systemdsystemunitdir=no); skipped"
+	skip "systemd units" "configured without them (--with-systemdsystemunitdir=no)"
 else
 	for d in Type=notify-reload ReloadSignal=SIGHUP ProtectSystem=strict NoNewPrivileges=yes \
 		AmbientCapabilities=CAP_NET_BIND_SERVICE PrivateTmp=yes ProtectHome=yes \
@@ -165,7 +165,7 @@ else
 		# stop, and look each call up in the unit's filter. (Not under ASan:
 		# LeakSanitizer's exit check cannot run under a tracer.)
 		if ldd "$bin" 2>/dev/null | grep -q libasan; then
-			pass "system call filter check: skipped in a sanitizer build"
+			skip "system call filter check" "not in a sanitizer build (LeakSanitizer cannot run under strace)"
 		elif ! command -v strace >/dev/null; then
 			fail "strace installed" "not found (scripts/install-deps installs it)"
 		else

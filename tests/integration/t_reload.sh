@@ -249,5 +249,5 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
 		sh -c '! "$1" --root "$2" --listen 127.0.0.1:0 --cert "$3" --key "$4" --user no-such-user-x 2>/dev/null' \
 		sh "$KTLSD" "$FIX/root" "$FIX/ec.pem" "$FIX/ec.key"
 else
-	pass "--user: needs root; skipped"
+	skip "--user" "needs root"
 fi

@@ -5,7 +5,7 @@
 # run too.
 
 if ! command -v testssl >/dev/null 2>&1; then
-	pass "testssl.sh: not installed (scripts/install-deps installs it); skipped"
+	skip "testssl.sh" "not installed (scripts/install-deps installs it)"
 	return 0
 fi
 start_ktlsd || return 0
