@@ -165,7 +165,7 @@ else
 		# stop, and look each call up in the unit's filter. (Not under ASan:
 		# LeakSanitizer's exit check cannot run under a tracer.)
 		if ldd "$bin" 2>/dev/null | grep -q libasan; then
-			skip "system call filter check" "not in a sanitizer build (LeakSanitizer cannot run under strace)"
+			skip "system call filter check" "a sanitizer build (LeakSanitizer cannot run under strace)"
 		elif ! command -v strace >/dev/null; then
 			fail "strace installed" "not found (scripts/install-deps installs it)"
 		else
