@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "proto/authority.h"
 #include "proto/path.h"
 
 enum seg_kind { SEG_EMPTY, SEG_DOT, SEG_DOTDOT, SEG_NAME };
@@ -40,43 +41,24 @@ static int hexval(unsigned char c)
 	return -1;
 }
 
-static bool prefix_nocase(const char *s, size_t len, const char *p)
-{
-	size_t n = strlen(p);
-
-	if (len < n)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if ((s[i] | 0x20) != p[i])
-			return false;
-	return true;
-}
-
 /* Finds the path part of an origin-form or absolute-form target: *path and
  * *plen cover it from its leading '/' up to (not including) '?' or '#'.
  * Absolute-form without a path means the root. */
 static int split_target(const char *t, size_t len, const char **path, size_t *plen)
 {
-	size_t i = 0;
+	enum target_scheme scheme;
+	const char *auth;
+	size_t auth_len;
+	long at = target_split(t, len, &scheme, &auth, &auth_len);
 
-	if (len > 0 && t[0] == '/') {
-		/* origin-form */
-	} else if (prefix_nocase(t, len, "http://") || prefix_nocase(t, len, "https://")) {
-		i = (t[4] == ':') ? 7 : 8; /* past "http://" or "https://" */
-		size_t host = i;
-		while (i < len && t[i] != '/' && t[i] != '?' && t[i] != '#')
-			i++;
-		if (i == host) /* "http:///x": an http URI must have a host */
-			return -EINVAL;
-		if (i == len || t[i] != '/') {
-			*path = "/";
-			*plen = 1;
-			return 0;
-		}
-	} else {
-		return -EINVAL; /* "*", authority-form, relative junk */
+	if (at < 0)
+		return -EINVAL;
+	size_t i = (size_t)at;
+	if (i == len || t[i] != '/') {
+		*path = "/";
+		*plen = 1;
+		return 0;
 	}
-
 	size_t start = i;
 	while (i < len && t[i] != '?' && t[i] != '#')
 		i++;

@@ -51,18 +51,3 @@ int vhost_find(const struct vhost_table *t, const char *host, size_t len)
 	}
 	return best ? (int)best->site : -1;
 }
-
-size_t vhost_host_name(const char *host, size_t len, const char **name)
-{
-	*name = host;
-	if (len && host[0] == '[') {
-		const char *end = memchr(host, ']', len);
-
-		if (!end)
-			return 0;
-		*name = host + 1;
-		return (size_t)(end - host - 1);
-	}
-	const char *colon = memchr(host, ':', len);
-	return colon ? (size_t)(colon - host) : len;
-}

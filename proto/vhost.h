@@ -29,9 +29,4 @@ void vhost_free(struct vhost_table *t);
  * trailing dot is ignored. -1 when no site has the name. */
 int vhost_find(const struct vhost_table *t, const char *host, size_t len);
 
-/* The name part of a Host field value: without its port, and without
- * the brackets of an IPv6 literal. Returns its length (0 for a value that
- * is not a host, e.g. empty). */
-size_t vhost_host_name(const char *host, size_t len, const char **name);
-
 #endif

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proto/authority.h"
 #include "proto/cond.h"
 #include "proto/static_target.h"
 #include "proto/vhost.h"
@@ -39,15 +40,14 @@ static void close_file(void *ctx, int fd)
 		close(fd);
 }
 
-/* The site named by host, or -1. */
+/* The site named by host (an authority the protocol code checked), or -1. */
 static int site_of_host(const struct server *srv, const char *host, size_t len)
 {
-	const char *name;
+	struct authority a;
 
-	if (!host)
+	if (!host || authority_parse(host, len, &a) < 0)
 		return -1;
-	len = vhost_host_name(host, len, &name);
-	return len ? vhost_find(&srv->names, name, len) : -1;
+	return vhost_find(&srv->names, a.host, a.host_len);
 }
 
 unsigned resolve_conn_site(const struct server *srv, const char *sni)

@@ -54,27 +54,6 @@ START_TEST(test_many)
 }
 END_TEST
 
-static size_t host(const char *v, const char **name)
-{
-	return vhost_host_name(v, strlen(v), name);
-}
-
-START_TEST(test_host_name)
-{
-	const char *name;
-
-	ck_assert_uint_eq(host("dl.test", &name), 7);
-	ck_assert_uint_eq(host("dl.test:8443", &name), 7);
-	ck_assert(strncmp(name, "dl.test", 7) == 0);
-	ck_assert_uint_eq(host("[::1]:8443", &name), 3);
-	ck_assert(strncmp(name, "::1", 3) == 0);
-	ck_assert_uint_eq(host("[::1]", &name), 3);
-	ck_assert_uint_eq(host("[::1", &name), 0);
-	ck_assert_uint_eq(host("", &name), 0);
-	ck_assert_uint_eq(host(":80", &name), 0);
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("vhost");
@@ -82,7 +61,6 @@ int main(void)
 
 	tcase_add_test(tc, test_exact_and_wildcard);
 	tcase_add_test(tc, test_many);
-	tcase_add_test(tc, test_host_name);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
