@@ -15,6 +15,7 @@
  * What we let through that llhttp 8.1 refuses: HTTP/1.2 to 1.9, served as
  *   1.1 (RFC 9110 2.5); see h1_parser_init. */
 #include "proto/h1_parser.h"
+#include "proto/authority.h"
 #include "proto/static_file.h"
 
 #include <errno.h>
@@ -485,4 +486,33 @@ void h1_static_request(const struct h1_request *req, struct static_request *s)
 	s->range_len = req->range.len;
 	s->if_range = req->if_range.ptr;
 	s->if_range_len = req->if_range.len;
+}
+
+int h1_request_authority(const struct h1_request *req, bool tls, const char **host,
+			 size_t *host_len)
+{
+	struct authority a;
+	enum target_scheme scheme;
+	const char *auth;
+	size_t auth_len;
+
+	*host = req->host.ptr;
+	*host_len = req->host.len;
+	/* RFC 9112 3.2: a missing Host in 1.1, or an invalid one whatever
+	 * the target, is 400 (a repeated one was refused by the parser). */
+	if (req->version_minor >= 1 && !req->host.ptr)
+		return 400;
+	if (req->host.ptr && authority_parse(req->host.ptr, req->host.len, &a) < 0)
+		return 400;
+	if (!req->target.ptr ||
+	    target_split(req->target.ptr, req->target.len, &scheme, &auth, &auth_len) < 0 ||
+	    scheme == TARGET_ORIGIN)
+		return 0; /* a malformed target is static_target's 400 */
+	if (authority_parse(auth, auth_len, &a) < 0)
+		return 400;
+	if (scheme == TARGET_HTTPS && !tls)
+		return 421;
+	*host = auth;
+	*host_len = auth_len;
+	return 0;
 }

@@ -90,6 +90,15 @@ void h1_parser_reset(struct h1_parser *p);
 enum h1_parse_result h1_parser_feed(struct h1_parser *p, const char *data, size_t len,
 				    size_t *consumed);
 
+/* The authority that names the site of req (RFC 9112 3.2, 3.2.2): an
+ * absolute-form target's (Host is then ignored, but must still be valid),
+ * else Host's (*host NULL: none, HTTP/1.0). 0, or the status to answer:
+ * 400 for an HTTP/1.1 request without Host, or a Host or target authority
+ * that is not one (proto/authority.h); 421 for an https target over plain
+ * TCP (tls false), which RFC 9110 7.4 says MUST be rejected. */
+int h1_request_authority(const struct h1_request *req, bool tls, const char **host,
+			 size_t *host_len);
+
 /* What the static-file decision needs of a request: the method and the
  * validator and Range headers (pointers into the parser's arena). */
 struct static_request;

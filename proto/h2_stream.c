@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/authority.h"
 #include "proto/resp_head.h"
 #include "proto/status.h"
 
@@ -626,13 +627,38 @@ void h2_session_listing_done(struct h2_stream *s, int status, int fd, uint64_t s
 	}
 }
 
+/* The field that names the site of s: :authority, else Host (RFC 9113
+ * 8.3.1). NULL: the request is malformed: an authority that is not one
+ * (proto/authority.h: "b.test:abc", userinfo), or a Host that names
+ * another origin than :authority (ktlsd's HTTP/2 is https: port 443 by
+ * default). nghttp2 has refused a request with neither, an empty one, a
+ * second Host and bytes no authority has. */
+static const struct h2_field *stream_authority(const struct h2_stream *s)
+{
+	struct authority a, h;
+
+	if (s->authority.set &&
+	    authority_parse(value_of(s, &s->authority), s->authority.len, &a) < 0)
+		return NULL;
+	if (s->host.set && authority_parse(value_of(s, &s->host), s->host.len, &h) < 0)
+		return NULL;
+	if (s->authority.set && s->host.set && !authority_same(&a, &h, "443"))
+		return NULL;
+	return s->authority.set ? &s->authority : &s->host;
+}
+
 int h2_stream_respond(struct h2_stream *s)
 {
 	struct h2_session *hs = s->hs;
 	struct static_target res;
 	bool head = is(s, &s->method, "HEAD");
-	const struct h2_field *host = s->authority.set ? &s->authority : &s->host;
+	const struct h2_field *host = stream_authority(s);
 
+	/* RFC 9113 8.1.1: a malformed request is a stream error; the client
+	 * made us reset it, so it counts against --h2-reset-rate. */
+	if (!host)
+		return nghttp2_submit_rst_stream(hs->ng, NGHTTP2_FLAG_NONE, s->id,
+						 NGHTTP2_PROTOCOL_ERROR);
 	if (s->bad || !s->path.set)
 		return respond_page(hs, s, 400, head, NULL);
 	if (!head && !is(s, &s->method, "GET"))

@@ -63,7 +63,7 @@ struct resp_extras {
 struct static_ask {
 	const char *target;
 	size_t target_len;
-	const char *host;                 /* Host or :authority; NULL: none */
+	const char *host;                 /* the authority naming the site; NULL: none */
 	size_t host_len;
 	const char *accept_encoding;      /* NULL: none */
 	size_t ae_len;

@@ -266,10 +266,14 @@ static void on_request(struct conn *c)
 		return;
 	}
 
-	/* RFC 9112 3.2: a 1.1 request without Host is answered 400. */
-	if (req->version_minor >= 1 && !req->host.ptr) {
-		c->close_after = true;
-		respond_page(c, 400, NULL, NULL);
+	/* What names the site: Host, or an absolute-form target (400 or 421
+	 * when neither can, see h1_request_authority). */
+	const char *host;
+	size_t host_len;
+	int refused = h1_request_authority(req, sock_is_tls(c->sock), &host, &host_len);
+	if (refused) {
+		c->close_after = c->close_after || refused == 400;
+		respond_page(c, refused, NULL, NULL);
 		return;
 	}
 	if (req->method == H1_OTHER) {
@@ -280,8 +284,8 @@ static void on_request(struct conn *c)
 	const struct static_ask ask = {
 	    .target = req->target.ptr,
 	    .target_len = req->target.len,
-	    .host = req->host.ptr,
-	    .host_len = req->host.len,
+	    .host = host,
+	    .host_len = host_len,
 	    .accept_encoding = req->accept_encoding.ptr,
 	    .ae_len = req->accept_encoding.len,
 	};

@@ -17,11 +17,13 @@ struct lister_job;
 
 /* The request's site and the file it asks for:
  * - tls: whether it came over TLS; sni: the name the client sent (or NULL);
- * - ask->host: the Host field or :authority (NULL: none). A Host that
- *   names another site than the TLS connection's is answered 421 (RFC
- *   9110 15.5.20): a client may reuse a connection for every name its
- *   certificate covers, and must not reach a site that certificate was not
- *   chosen for. A Host that names no site takes the connection's;
+ * - ask->host: the authority the request names its site by (NULL:
+ *   none), checked by the protocol code: an absolute-form target's, else
+ *   Host or :authority (proto/authority.h). One that names another site
+ *   than the TLS connection's is answered 421 (RFC 9110 15.5.20): a client
+ *   may reuse a connection for every name its certificate covers, and must
+ *   not reach a site that certificate was not chosen for. One that names
+ *   no site takes the connection's;
  * - ask->accept_encoding (NULL: none), for --precompressed.
  * Fills out; with status 0, out->fd is open and out->file describes it.
  * Files come through the worker's open-file cache fc (NULL: none). */

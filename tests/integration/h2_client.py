@@ -71,6 +71,11 @@ per line (words the shell compares). A TLS or ALPN failure prints
   idle PORT SECS
       Sends the preface and SETTINGS, then nothing: "GOAWAY code last" if one
       came, then "CLOSED secs" or "OPEN" after SECS.
+
+  authority PORT PATH AUTHORITY [HOST]
+      GET PATH on stream 1 with :authority AUTHORITY ("-": none) and, when
+      given, a host field HOST: "STATUS 1 s" or "RESET 1 code" (none if
+      neither came within 5 s), then "GOAWAY code last" if one came.
 """
 
 import hashlib
@@ -725,11 +730,33 @@ def idle(argv):
     return 0
 
 
+def authority(argv):
+    port, path, auth = int(argv[0]), argv[1], argv[2]
+    fields = [(":method", "GET"), (":scheme", "https")]
+    if auth != "-":
+        fields.append((":authority", auth))
+    fields.append((":path", path))
+    if len(argv) > 3:
+        fields.append(("host", argv[3]))
+    conn = Conn(port)
+    conn.start([(S_ENABLE_PUSH, 0)])
+    conn.send(frame(HEADERS, END_HEADERS | END_STREAM, 1, conn.enc.encode(fields)))
+    try:
+        got = read_answers(conn, {1}, 5)
+    except (Closed, socket.timeout):
+        got = {}
+    for sid, (kind, v) in got.items():
+        print("%s %d %s" % ("RESET" if kind == "reset" else "STATUS", sid, v))
+    if conn.goaway:
+        print("GOAWAY %d %d" % conn.goaway)
+    return 0
+
+
 def main():
     cmds = {"get": get, "zero-window": zero_window, "preface": preface, "rst-flood": rst_flood,
             "cont-flood": cont_flood, "settings-flood": settings_flood, "ping-flood": ping_flood,
             "big-header": big_header, "unknown-frame": unknown_frame, "max-streams": max_streams,
-            "idle": idle}
+            "idle": idle, "authority": authority}
     if len(sys.argv) < 3 or sys.argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

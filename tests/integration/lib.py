@@ -9,9 +9,10 @@ Run with /usr/bin/python3 (Debian's), not a pyenv one. Subcommands:
       our own clients' source ports never take it between the probe and the
       server's bind.
 
-  lib.py raw [--plain] [--dir DIR] PORT STEP...
-      One connection to 127.0.0.1:PORT (TLS with SNI "localhost" and no
-      certificate check, or plain TCP with --plain), then the steps in order:
+  lib.py raw [--plain] [--sni NAME] [--dir DIR] PORT STEP...
+      One connection to 127.0.0.1:PORT (TLS with SNI NAME, "localhost" by
+      default, and no certificate check, or plain TCP with --plain), then
+      the steps in order:
         send=TEXT       send TEXT; Python escapes (\\r \\n \\x00 \\\\) are decoded
         trickle=TEXT    send TEXT in pieces (7 bytes, 40 bytes, ten single
                         bytes, the rest), each its own write, 50 ms apart
@@ -105,7 +106,7 @@ class Closed(Exception):
 
 
 class Conn:
-    def __init__(self, port, plain):
+    def __init__(self, port, plain, sni="localhost"):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         if not plain:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
@@ -114,7 +115,7 @@ class Conn:
             # A server that closes without close_notify after an error is
             # what we test for; it must read as EOF, not as an exception.
             ctx.options |= getattr(ssl, "OP_IGNORE_UNEXPECTED_EOF", 0)
-            self.sock = ctx.wrap_socket(self.sock, server_hostname="localhost")
+            self.sock = ctx.wrap_socket(self.sock, server_hostname=sni)
         # A bytearray: appending to bytes copies the whole buffer on every
         # recv (quadratic; draining 4 MB in 16 KiB records took 4 s).
         self.buf = bytearray()
@@ -198,10 +199,13 @@ def take_response(conn, head_request, deadline, at_eof_ok=False):
 def raw(argv):
     plain = False
     outdir = None
+    sni = "localhost"
     while argv and argv[0].startswith("--"):
         opt = argv.pop(0)
         if opt == "--plain":
             plain = True
+        elif opt == "--sni":
+            sni = argv.pop(0)
         elif opt == "--dir":
             outdir = argv.pop(0)
         else:
@@ -211,7 +215,7 @@ def raw(argv):
     if outdir:
         os.makedirs(outdir, exist_ok=True)
     try:
-        conn = Conn(port, plain)
+        conn = Conn(port, plain, sni)
     except (ssl.SSLError, OSError) as e:
         print("TLSFAIL %s" % e)
         return 3

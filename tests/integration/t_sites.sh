@@ -138,6 +138,86 @@ expect_eq "plain HTTP, Host dl-b.test: site b" "$(plain dl-b.test)" "b"
 expect_eq "plain HTTP, Host w.a.test:80: site a" "$(plain w.a.test:80)" "a"
 expect_eq "plain HTTP, Host of no site: the top level" "$(plain nowhere.test)" "top"
 
+# ---- the site a request names: absolute-form targets, Host values ----
+# RFC 9112 3.2.2: an absolute-form target's authority names the site and
+# Host is ignored for it (curl --http1.1 --request-target); RFC 9112 3.2: a missing,
+# repeated or invalid Host is 400 (raw requests: curl tidies what it sends).
+# The TLS rule holds whatever names the site: another site than SNI's is 421.
+
+# named NAME MODE REQUEST: one raw request, MODE an SNI name or "plain":
+# "status" and, for a 200, the body.
+named() {
+	local mode=(--sni "$2") port=$PORT out status
+	[ "$2" = plain ] && mode=(--plain) port=$PLAIN
+	out=$(timeout 30 "$PY" "$LIBPY" raw "${mode[@]}" --dir "$T/named.$1" "$port" "send=$3" resp 2>&1)
+	status=$(printf '%s\n' "$out" | awk '$1 == "RESP" { print $2 }')
+	if [ "$status" = 200 ]; then
+		echo "$status $(cat "$T/named.$1/0.body")"
+	else
+		echo "${status:-none: $out}"
+	fi
+}
+# req TARGET FIELDS: an HTTP/1.1 GET head, written as send= takes it.
+req() {
+	printf 'GET %s HTTP/1.1\\r\\n%s\\r\\n' "$1" "$2"
+}
+expect_eq "plain HTTP, http://dl-b.test/ target, Host dl-a.test: site b" \
+	"$(named abs1 plain "$(req http://dl-b.test/which.txt 'Host: dl-a.test\r\n')")" "200 b"
+get abs2 dl-b.test /which.txt --http1.1 --request-target "https://dl-b.test:$PORT/which.txt" \
+	-H "Host: dl-a.test"
+expect_eq "SNI dl-b.test, https://dl-b.test/ target, Host dl-a.test: site b" \
+	"$STATUS $(cat "$T/abs2.b")" "200 b"
+get abs3 dl-a.test /which.txt --http1.1 --request-target "http://dl-b.test/which.txt"
+expect_eq "SNI dl-a.test, a target naming site b: 421" "$STATUS" 421
+get abs4 dl-a.test /which.txt --http1.1 --request-target "http://nowhere.test/which.txt"
+expect_eq "SNI dl-a.test, a target naming no site: the connection's" \
+	"$STATUS $(cat "$T/abs4.b")" "200 a"
+expect_eq "plain HTTP, an https:// target: 421 (RFC 9110 7.4)" \
+	"$(named abs5 plain "$(req https://dl-b.test/which.txt 'Host: dl-b.test\r\n')")" 421
+expect_eq "plain HTTP, a target whose port is not digits: 400" \
+	"$(named abs6 plain "$(req http://dl-b.test:x/which.txt 'Host: dl-b.test\r\n')")" 400
+expect_eq "plain HTTP, a target with userinfo: 400" \
+	"$(named abs7 plain "$(req http://u@dl-b.test/which.txt 'Host: dl-b.test\r\n')")" 400
+expect_eq "an absolute-form target still needs a valid Host: 400" \
+	"$(named abs8 dl-a.test "$(req http://dl-a.test/which.txt 'Host: dl-a.test x\r\n')")" 400
+expect_eq "Host 'dl-a.test x': 400" \
+	"$(named h1 dl-a.test "$(req /which.txt 'Host: dl-a.test x\r\n')")" 400
+expect_eq "Host 'dl-b.test:abc' on site a's connection: 400, not 421" \
+	"$(named h2 dl-a.test "$(req /which.txt 'Host: dl-b.test:abc\r\n')")" 400
+expect_eq "plain HTTP, Host 'dl-b.test:abc': 400" \
+	"$(named h3 plain "$(req /which.txt 'Host: dl-b.test:abc\r\n')")" 400
+expect_eq "plain HTTP, Host with userinfo: 400" \
+	"$(named h4 plain "$(req /which.txt 'Host: u@dl-b.test\r\n')")" 400
+expect_eq "an empty Host: 400 (RFC 9110 4.2.1)" \
+	"$(named h5 dl-a.test "$(req /which.txt 'Host:\r\n')")" 400
+expect_eq "two Host fields: 400" \
+	"$(named h6 plain "$(req /which.txt 'Host: dl-a.test\r\nHost: dl-b.test\r\n')")" 400
+expect_eq "HTTP/1.1 without Host: 400" "$(named h7 plain "$(req /which.txt '')")" 400
+expect_eq "HTTP/1.0 without Host: the default site" \
+	"$(named h8 plain 'GET /which.txt HTTP/1.0\r\n\r\n')" "200 top"
+expect_eq "Host DL-A.TEST.:8443 (case, trailing dot, port): site a" \
+	"$(named h9 dl-a.test "$(req /which.txt 'Host: DL-A.TEST.:8443\r\n')")" "200 a"
+expect_eq "Host [::1]:8443: the connection's site" \
+	"$(named h10 dl-a.test "$(req /which.txt 'Host: [::1]:8443\r\n')")" "200 a"
+# HTTP/2 (SNI localhost: the top level): RFC 9113 8.3.1, and 8.1.1's stream
+# error PROTOCOL_ERROR (1) for a malformed request.
+h2auth() {
+	py_client 30 "$H2PY" authority "$PORT" /which.txt "$@"
+	echo "$OUT"
+}
+H2PY="$(dirname "${BASH_SOURCE[0]}")/h2_client.py"
+expect_eq "HTTP/2 :authority localhost: served" "$(h2auth localhost)" "STATUS 1 200"
+expect_eq "HTTP/2 :authority 'localhost:abc': PROTOCOL_ERROR" "$(h2auth localhost:abc)" "RESET 1 1"
+expect_eq "HTTP/2 :authority with userinfo: PROTOCOL_ERROR" "$(h2auth u@localhost)" "RESET 1 1"
+expect_eq "HTTP/2 :authority localhost, host dl-a.test: PROTOCOL_ERROR" \
+	"$(h2auth localhost dl-a.test)" "RESET 1 1"
+expect_eq "HTTP/2 :authority localhost, host LOCALHOST:443 (the same origin): served" \
+	"$(h2auth localhost LOCALHOST:443)" "STATUS 1 200"
+expect_eq "HTTP/2 host alone: served" "$(h2auth - localhost)" "STATUS 1 200"
+expect_eq "HTTP/2 host alone, 'localhost:abc': PROTOCOL_ERROR" "$(h2auth - localhost:abc)" \
+	"RESET 1 1"
+expect_eq "HTTP/2 host alone naming site b: 421" "$(h2auth - dl-b.test)" "STATUS 1 421"
+
 # ---- header fields and Content-Types per site ----
 expect_eq "site a: its Cache-Control" "$(hdr "$T/a.h" cache-control)" "public, max-age=3600"
 expect_eq "site a: its Strict-Transport-Security" "$(hdr "$T/a.h" Strict-Transport-Security)" \

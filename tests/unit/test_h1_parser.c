@@ -616,6 +616,58 @@ START_TEST(test_reset_after_error)
 }
 END_TEST
 
+/* h1_request_authority on head (one feed): its status, and the authority
+ * it names the site by in want ("-": none). */
+static void check_authority(const char *head, bool tls, int status, const char *want)
+{
+	const char *host;
+	size_t used, len;
+
+	ck_assert_int_eq(feed(head, &used), H1_PARSE_DONE);
+	ck_assert_int_eq(h1_request_authority(&P.req, tls, &host, &len), status);
+	if (status)
+		return;
+	if (strcmp(want, "-") == 0) {
+		ck_assert_ptr_null(host);
+		return;
+	}
+	ck_assert_msg(host && len == strlen(want) && memcmp(host, want, len) == 0,
+		      "%s: named %.*s, not %s", head, host ? (int)len : 4, host ? host : "none",
+		      want);
+}
+
+START_TEST(test_request_authority)
+{
+	check_authority("GET /x HTTP/1.1\r\nHost: a.test\r\n\r\n", true, 0, "a.test");
+	check_authority("GET /x HTTP/1.1\r\nHost: a.test:8443\r\n\r\n", true, 0, "a.test:8443");
+	check_authority("GET /x HTTP/1.0\r\n\r\n", true, 0, "-");
+	/* RFC 9112 3.2: no Host in 1.1, an invalid one in any version: 400 */
+	check_authority("GET /x HTTP/1.1\r\n\r\n", true, 400, NULL);
+	check_authority("GET /x HTTP/1.1\r\nHost: b.test x\r\n\r\n", true, 400, NULL);
+	check_authority("GET /x HTTP/1.1\r\nHost: b.test:abc\r\n\r\n", true, 400, NULL);
+	check_authority("GET /x HTTP/1.1\r\nHost: u@b.test\r\n\r\n", true, 400, NULL);
+	check_authority("GET /x HTTP/1.1\r\nHost:\r\n\r\n", true, 400, NULL);
+	check_authority("GET /x HTTP/1.0\r\nHost: b.test x\r\n\r\n", true, 400, NULL);
+	/* RFC 9112 3.2.2: an absolute-form target's authority wins */
+	check_authority("GET http://b.test/x HTTP/1.1\r\nHost: a.test\r\n\r\n", true, 0,
+			"b.test");
+	check_authority("GET https://b.test:8443?q HTTP/1.1\r\nHost: a.test\r\n\r\n", true, 0,
+			"b.test:8443");
+	check_authority("GET http://b.test/x HTTP/1.0\r\n\r\n", false, 0, "b.test");
+	/* ... but Host must still be there and valid */
+	check_authority("GET http://b.test/x HTTP/1.1\r\n\r\n", true, 400, NULL);
+	check_authority("GET http://b.test/x HTTP/1.1\r\nHost: a b\r\n\r\n", true, 400, NULL);
+	/* an absolute-form authority that is not one */
+	check_authority("GET http://b.test:x/ HTTP/1.1\r\nHost: a.test\r\n\r\n", true, 400, NULL);
+	check_authority("GET http://u@b.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", true, 400, NULL);
+	/* RFC 9110 7.4: https over plain TCP is misdirected; http over TLS is served */
+	check_authority("GET https://b.test/ HTTP/1.1\r\nHost: b.test\r\n\r\n", false, 421, NULL);
+	check_authority("GET http://b.test/ HTTP/1.1\r\nHost: b.test\r\n\r\n", true, 0, "b.test");
+	/* a target static_target refuses is not this function's to judge */
+	check_authority("GET * HTTP/1.1\r\nHost: a.test\r\n\r\n", true, 0, "a.test");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("h1_parser");
@@ -646,6 +698,7 @@ int main(void)
 	tcase_add_test(tc, test_methods_and_bodies);
 	tcase_add_test(tc, test_upgrade_is_ignored);
 	tcase_add_test(tc, test_reset_after_error);
+	tcase_add_test(tc, test_request_authority);
 	suite_add_tcase(s, tc);
 
 	return check_run(s);
