@@ -596,6 +596,19 @@ def read_answers(conn, sids, secs):
     return got
 
 
+def print_answer(conn):
+    """Reads the answer to stream 1 (for 5 s at most): "STATUS 1 s" or
+    "RESET 1 code", then "GOAWAY code last" if one came."""
+    try:
+        got = read_answers(conn, {1}, 5)
+    except (Closed, socket.timeout):
+        got = {}
+    for sid, (kind, v) in got.items():
+        print("%s %d %s" % ("RESET" if kind == "reset" else "STATUS", sid, v))
+    if conn.goaway:
+        print("GOAWAY %d %d" % conn.goaway)
+
+
 def big_header(argv):
     port, size, path = int(argv[0]), int(argv[1]), argv[2]
     split = len(argv) > 3 and argv[3] == "split"
@@ -612,14 +625,7 @@ def big_header(argv):
         conn.send(split_block(1, block))
     except OSError:
         pass
-    try:
-        got = read_answers(conn, {1}, 5)
-    except (Closed, socket.timeout):
-        got = {}
-    for sid, (kind, v) in got.items():
-        print("%s %d %s" % ("RESET" if kind == "reset" else "STATUS", sid, v))
-    if conn.goaway:
-        print("GOAWAY %d %d" % conn.goaway)
+    print_answer(conn)
     if not conn.eof and not conn.goaway:
         try:
             conn.send(frame(HEADERS, END_HEADERS | END_STREAM, 3, request_headers(conn.enc, path)))
@@ -741,14 +747,7 @@ def authority(argv):
     conn = Conn(port)
     conn.start([(S_ENABLE_PUSH, 0)])
     conn.send(frame(HEADERS, END_HEADERS | END_STREAM, 1, conn.enc.encode(fields)))
-    try:
-        got = read_answers(conn, {1}, 5)
-    except (Closed, socket.timeout):
-        got = {}
-    for sid, (kind, v) in got.items():
-        print("%s %d %s" % ("RESET" if kind == "reset" else "STATUS", sid, v))
-    if conn.goaway:
-        print("GOAWAY %d %d" % conn.goaway)
+    print_answer(conn)
     return 0
 
 
