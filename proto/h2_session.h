@@ -27,6 +27,7 @@
 
 #include "proto/autoindex.h"
 #include "proto/body.h"
+#include "proto/h2_closed.h"
 #include "proto/h2_mem.h"
 #include "proto/static_file.h"
 
@@ -235,13 +236,15 @@ struct h2_stream {
 
 /* Where the client's frames begin and end, so the header timeout can run
  * from the first byte of a header block (nghttp2 says nothing of partial
- * frames). */
+ * frames), and a frame on a closed stream is seen before nghttp2 drops it. */
 struct h2_frame_scan {
 	size_t skip;                     /* of the preface, or the current payload */
 	uint8_t head[FRAME_HEADER];
 	size_t head_have;
 	uint64_t frame_start_ms;         /* first byte of the current frame */
 	bool ends_block;                 /* the current frame carries END_HEADERS */
+	bool looked;                     /* the frame whose header is in head was looked at */
+	bool look;                       /* ... is to be, before nghttp2 takes its last byte */
 };
 
 struct h2_session {
@@ -268,6 +271,7 @@ struct h2_session {
 
 	/* Timers (ms): a header block in progress, work we owe, idleness. */
 	struct h2_frame_scan scan;
+	struct h2_closed closed;         /* what frames on closed streams get */
 	uint64_t header_block_ms;        /* first byte of an unfinished header block, or 0 */
 	uint64_t idle_since_ms;          /* the last stream completed (or the session began) */
 	uint64_t owed_since_ms;          /* we began to owe bytes, with none owed before */

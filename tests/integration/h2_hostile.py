@@ -37,9 +37,11 @@ result per line; every wait is bounded.
       "HELD n" (responses started), then keeps them until FLAG exists (or
       SECS pass), then closes them.
 
-  idle-after PORT CONNS PATH FLAG SECS
-      CONNS connections, each downloads PATH to the end and stays open:
-      "READY n" (complete downloads); keeps them until FLAG exists or SECS.
+  idle-after PORT CONNS PATH FLAG SECS [REQUESTS]
+      CONNS connections, each downloads PATH to the end (REQUESTS times,
+      default 1, at most 64 streams at once) and stays open: "READY n"
+      (connections whose downloads all completed); keeps them until FLAG
+      exists or SECS.
 
   replaced PORT PATH FLAG
       Requests PATH at a zero window, prints "HEADERS status", waits for
@@ -294,23 +296,38 @@ def hold(argv):
     return 0
 
 
+def download_rounds(conn, path, requests, deadline):
+    """requests downloads of path, at most 64 streams at once: True when
+    every one ended."""
+    sid = 1
+    while requests > 0:
+        sids = set(range(sid, sid + 2 * min(requests, 64), 2))
+        conn.send(b"".join(request(conn, s, path) for s in sorted(sids)))
+        requests -= len(sids)
+        sid += 2 * len(sids)
+        while sids:
+            ftype, flags, s, payload = conn.next_frame(deadline)
+            if ftype == HEADERS and s in sids:
+                header_block(conn, flags, payload, deadline)
+            if s in sids and flags & END_STREAM and ftype in (DATA, HEADERS):
+                sids.discard(s)
+            elif s in sids and ftype == RST_STREAM:
+                return False
+    return True
+
+
 def idle_after(argv):
     port, conns, path, flag, secs = int(argv[0]), int(argv[1]), argv[2], argv[3], float(argv[4])
+    requests = int(argv[5]) if len(argv) > 5 else 1
     ready = 0
     keep = []
     for _ in range(conns):
         conn = Conn(port)
         conn.send(PREFACE + settings([(S_ENABLE_PUSH, 0), (S_INITIAL_WINDOW_SIZE, 2**31 - 1)]) +
-                  window_update(0, 2**31 - 1 - 65535) + request(conn, 1, path))
-        deadline = time.monotonic() + 30
+                  window_update(0, 2**31 - 1 - 65535))
         try:
-            while True:
-                ftype, flags, sid, payload = conn.next_frame(deadline)
-                if ftype == HEADERS and sid == 1:
-                    header_block(conn, flags, payload, deadline)
-                if sid == 1 and flags & END_STREAM and ftype in (DATA, HEADERS):
-                    ready += 1
-                    break
+            if download_rounds(conn, path, requests, time.monotonic() + 30):
+                ready += 1
         except (Closed, socket.timeout, OSError, ValueError):
             pass
         keep.append(conn)
