@@ -16,6 +16,9 @@ echo pkg >"$S/top/thing.kpkg"
 echo sub >"$S/a/sub/index.html"
 printf 'a' | gzip -c >"$S/a/which.txt.gz"
 printf 'top' | gzip -c >"$S/top/which.txt.gz"
+# Settled files: one changed in the last 2 s has another ETag (README, "What
+# it serves"), and the 304 check below reuses an ETag taken seconds before.
+find "$S" -type f -exec touch -d '1 minute ago' {} +
 
 # cert NAME CN SAN TYPE: a self-signed certificate NAME.pem/NAME.key.
 cert() {
