@@ -21,8 +21,8 @@ int tls_wire_reserve(struct tls_wire *w, size_t len)
 {
 	if (w->tx_cap - w->tx_len >= len)
 		return 0;
-	if (w->tx_busy)
-		return -EBUSY; /* a send reads tx right now; moving it would corrupt the wire */
+	if (w->tx_busy || w->tx_fills)
+		return -EBUSY; /* a send reads tx, or a read writes it: moving it would corrupt both */
 	size_t cap = w->tx_cap ? w->tx_cap : 16384;
 	while (cap - w->tx_len < len)
 		cap *= 2;
@@ -98,6 +98,8 @@ static int queue_ctrl_record(struct tls_wire *w, const char *in, int inl)
 
 int tls_wire_append(struct tls_wire *w, const void *data, size_t len)
 {
+	if (w->tx_fills)
+		return -EBUSY; /* tx + tx_len is where a read is writing */
 	int rc = tls_wire_reserve(w, len);
 	if (rc < 0)
 		return rc;

@@ -42,6 +42,8 @@ struct tls_wire {
 	char *tx;            /* bytes waiting for the ring: tx[0, tx_len), grows on demand */
 	size_t tx_len, tx_cap;
 	bool tx_busy;        /* a ring send of tx is in flight: it must not move or grow */
+	unsigned tx_fills;   /* file reads in flight write into tx past tx_len: it must not
+			      * move, and nothing may be appended where they write */
 	int fd;              /* the TCP socket, for the kernel TLS switch only */
 	bool ktls_tx;        /* OpenSSL handed TX over: the kernel, or the sealer, encrypts */
 	bool ktls_allowed;   /* policy: may OpenSSL switch this socket to kernel TLS? */
@@ -71,11 +73,13 @@ struct tls_wire {
 void tls_wire_release_tx(struct tls_wire *w);
 void tls_wire_free_ctrl(struct tls_wire *w);
 
-/* Appends len bytes to tx, growing it. 0 or -ENOMEM. Used by the BIO and by
- * the server for plaintext (plain HTTP, or after the switch to kTLS). */
+/* Appends len bytes to tx, growing it. 0, -ENOMEM, or -EBUSY while reads
+ * write past tx_len (tx_fills). Used by the BIO and by the server for
+ * plaintext (plain HTTP, or after the switch to kTLS). */
 int tls_wire_append(struct tls_wire *w, const void *data, size_t len);
 
-/* Makes room for at least len more bytes at tx + tx_len. 0 or -ENOMEM. */
+/* Makes room for at least len more bytes at tx + tx_len. 0, -ENOMEM, or
+ * -EBUSY when that would move tx under a send or a read (tx_busy, tx_fills). */
 int tls_wire_reserve(struct tls_wire *w, size_t len);
 
 /* A BIO reading and writing w. NULL on allocation failure. */

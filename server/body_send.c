@@ -71,6 +71,8 @@ void body_send_start(struct conn *c, int fd, const void *mem)
 static void post_read(struct conn *c, char *dst, size_t len, uint64_t off)
 {
 	struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
+
+	sock_fill_begin(c->sock);
 	io_uring_prep_read(sqe, c->h1.resp->file_fd, dst, (unsigned)len, off);
 	ring_op_attach(sqe, &c->h1.resp->read_op);
 	c->h1.resp->read_posted = true;
@@ -229,6 +231,7 @@ static void read_done(struct ring_op *op, int res, uint32_t flags)
 
 	(void)flags;
 	c->h1.resp->read_posted = false;
+	sock_fill_end(s);
 	if (sock_closed(s)) {
 		sock_release(s);
 		return;

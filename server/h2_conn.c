@@ -43,14 +43,19 @@ static bool batch_open(void *ctx)
 	size_t cap = c->w->srv->cfg->h2_buffer;
 
 	if (plaintext_out(c)) {
-		/* The batch is the send buffer: the kernel encrypts what we
-		 * send. A batch in it that has not left yet is not added to. */
+		/* The batch is the send buffer's room: the kernel (or ktlsd's
+		 * sealer) encrypts what we send. It is written by nghttp2 and
+		 * by the streams' reads, and handed over (committed) only when
+		 * all of it is written (send_batch): until then it is a fill,
+		 * which nothing sends, moves or writes into. A batch that has
+		 * not left yet is not added to. */
 		size_t room;
-		if (sock_busy(s) || sock_tx_pending(s))
+		if (hs->out_len > 0 || sock_busy(s) || sock_tx_pending(s))
 			return false;
 		hs->out = sock_out_reserve(s, cap, &room);
 		if (!hs->out)
 			return false;
+		sock_fill_begin(s);
 		hs->out_len = 0;
 		hs->out_cap = room;
 		return true;
@@ -63,13 +68,14 @@ static bool batch_open(void *ctx)
 	return true;
 }
 
-/* With kTLS the batch's frames become the send buffer's bytes. */
+/* nghttp2 is done writing the batch. Under plaintext_out the batch stays a
+ * fill until its reads are in (send_batch); an empty one ends it here. */
 static void batch_close(void *ctx)
 {
 	struct conn *c = ctx;
 
-	if (plaintext_out(c))
-		sock_out_commit(c->sock, c->h2->out_len);
+	if (plaintext_out(c) && c->h2->out_len == 0)
+		sock_fill_end(c->sock);
 }
 
 /* A stream's readv: the ring operation and whose it is. */
@@ -126,8 +132,12 @@ static int send_batch(void *ctx, size_t len, bool last)
 	if (sock_busy(s))
 		return 0;
 	if (plaintext_out(c)) {
-		if (last) /* a file came short: up to the cut, then close */
-			sock_out_uncommit(s, hs->out_len - len);
+		/* Every byte of out[0, len) is written now (a file that came
+		 * short cut the batch before its stream's frames). */
+		sock_fill_end(s);
+		sock_out_commit(s, len);
+		if (sock_closed(s))
+			return -1;
 	} else if (sock_tx_pending(s)) {
 		return 0; /* the previous batch's records are still leaving */
 	} else if (sock_write(s, hs->out, len) < 0) {

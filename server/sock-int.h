@@ -63,6 +63,7 @@ struct sock {
 	/* Plaintext waiting for user-space encryption. */
 	char *stage;
 	size_t stage_len, stage_cap;
+	unsigned stage_fills;         /* reads in flight into the stage (wire.tx_fills: into tx) */
 
 	struct ring_op recv_op, send_op, ctrl_op, splice_in_op, splice_out_op, poll_op;
 	bool recv_posted, send_posted, ctrl_posted, splice_posted;

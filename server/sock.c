@@ -161,6 +161,18 @@ void sock_abort(struct sock *s)
 	sock_release(s);
 }
 
+/* An owner broke one of the transport's rules (sock.h): a debug build
+ * stops here, so that the tests see it; a release build says so once and
+ * fails the connection, so that nothing more of it leaves. */
+static void sock_bug(struct sock *s, const char *what)
+{
+	log_msg(LOG_ERROR, "BUG: transport: %s; closing the connection", what);
+#ifdef KTLSD_DEBUG
+	abort();
+#endif
+	sock_fail(s, what);
+}
+
 /* Fails the connection from inside the transport: the owner hears why
  * (its access log line, its state) and aborts. */
 void sock_fail(struct sock *s, const char *why)
@@ -379,21 +391,40 @@ char *sock_out_reserve(struct sock *s, size_t len, size_t *room)
 
 void sock_out_commit(struct sock *s, size_t n)
 {
-	if (sock_user_tls(s))
+	bool stage = sock_user_tls(s);
+
+	if (stage ? s->stage_fills : s->wire.tx_fills) {
+		sock_bug(s, "a commit of bytes a read may still be writing");
+		return;
+	}
+	if (stage)
 		s->stage_len += n;
 	else
 		s->wire.tx_len += n;
 }
 
-void sock_out_uncommit(struct sock *s, size_t n)
+void sock_fill_begin(struct sock *s)
 {
-	if (!sock_user_tls(s) && !s->send_posted && n <= s->wire.tx_len - s->tx_sent)
-		s->wire.tx_len -= n;
+	if (sock_user_tls(s))
+		s->stage_fills++;
+	else
+		s->wire.tx_fills++;
+}
+
+void sock_fill_end(struct sock *s)
+{
+	unsigned *fills = sock_user_tls(s) ? &s->stage_fills : &s->wire.tx_fills;
+
+	if (*fills == 0) {
+		sock_bug(s, "a fill ended that never began");
+		return;
+	}
+	(*fills)--;
 }
 
 int sock_write(struct sock *s, const void *data, size_t len)
 {
-	if (s->send_posted)
+	if (s->send_posted || s->stage_fills || s->wire.tx_fills)
 		return -EBUSY;
 	if (sock_user_tls(s))
 		return tls_write(s->ssl, data, len) == TLS_DONE ? 0 : -EIO;
@@ -517,16 +548,20 @@ unsigned sock_out_map_room(struct sock *s)
 }
 
 /* All of tx is out (or sealed): start over at its beginning (control
- * records queued behind it now stand at 0). */
-static void tx_restart(struct sock *s)
+ * records queued behind it now stand at 0). Not while a read writes at
+ * tx + tx_len: what it writes is committed there, after it ends. */
+static bool tx_restart(struct sock *s)
 {
 	struct tls_wire *wi = &s->wire;
 
+	if (wi->tx_fills)
+		return false;
 	for (struct tls_ctrl_record *r = wi->ctrl; r; r = r->next)
 		r->at = 0;
 	wi->tx_len = s->tx_sent = 0;
 	if (s->holes)
 		s->holes->n = 0;
+	return true;
 }
 
 /* Room in ct for the records of len bytes of plaintext. */
@@ -656,8 +691,7 @@ void sock_post_next_send(struct sock *s)
 			s->w->stats.send_ops++;
 			return;
 		}
-		if (s->tx_sent == wi->tx_len && wi->tx_len > 0) {
-			tx_restart(s);
+		if (s->tx_sent == wi->tx_len && wi->tx_len > 0 && tx_restart(s)) {
 			if (s->splice_len == 0)
 				s->throttled = false;
 			continue;
@@ -756,12 +790,12 @@ void sock_release_idle_buffers(struct sock *s)
 
 	sock_rx_give_back_if_empty(s);
 
-	if (s->stage_len == 0 && s->stage) {
+	if (s->stage_len == 0 && s->stage && !s->stage_fills) {
 		bufpool_put(bp, s->stage, s->stage_cap);
 		s->stage = NULL;
 		s->stage_cap = 0;
 	}
-	if (s->wire.tx_len == 0 && !s->send_posted && s->wire.tx) {
+	if (s->wire.tx_len == 0 && !s->send_posted && !s->wire.tx_fills && s->wire.tx) {
 		tls_wire_release_tx(&s->wire);
 		s->tx_sent = 0;
 		free(s->holes);

@@ -119,18 +119,32 @@ enum sock_proxy {
  * consumed input. */
 enum sock_proxy sock_take_proxy_header(struct sock *s, struct proxy_header *out);
 
-/* ---- output ---- */
+/* ---- output ----
+ * Every byte committed is written: a buffer range is handed over only when
+ * every byte of it holds what the response says (pooled buffers hold
+ * anything from before, another connection's data included). Bytes that a
+ * ring operation of the owner still writes (a file read into the room
+ * reserved) are a fill: sock_fill_begin before the operation is posted,
+ * sock_fill_end when it completed, then commit what it wrote. While a fill
+ * is open the buffer it writes neither moves nor goes back to the pool,
+ * nothing else is queued into it, and a commit is refused (the connection
+ * fails, and in a debug build the process stops: it is a bug). */
 /* Room for len bytes of plaintext where the next send takes it from: the
  * stage that OpenSSL seals (user-space TLS), or the send buffer itself
  * (kTLS, plain). NULL when it cannot be had now (a send in flight owns the
- * send buffer, or out of memory). *room says how much there is. */
+ * send buffer, a fill is open and the room is too small, or out of
+ * memory). *room says how much there is. */
 char *sock_out_reserve(struct sock *s, size_t len, size_t *room);
+/* The next n bytes of the room are written: they are the transport's. */
 void sock_out_commit(struct sock *s, size_t n);
-/* Takes back the last n committed bytes (kTLS or plain; not yet sent). */
-void sock_out_uncommit(struct sock *s, size_t n);
+/* The owner is about to have the ring write into the room just reserved. */
+void sock_fill_begin(struct sock *s);
+/* That write ended (whatever it wrote: commit it now, or not at all). */
+void sock_fill_end(struct sock *s);
 
-/* The len bytes reserved and committed at hole leave from src instead (a
- * file's pages, mapped), in their place: nothing is copied in user space.
+/* The len bytes reserved at hole (and committed later) leave from src
+ * instead (a file's pages, mapped), in their place: nothing is copied in
+ * user space; they count as written.
  * src must stay mapped until those bytes left (!sock_tx_pending). Ask
  * sock_out_map_room first: as many ranges as it says (0 with user-space
  * TLS, or without memory for the list) are then taken; more are refused
@@ -140,7 +154,7 @@ unsigned sock_out_map_room(struct sock *s);
 /* Plaintext reserved/committed and not yet sent. */
 size_t sock_out_len(const struct sock *s);
 /* Seals (user-space TLS) or copies (kTLS, plain) len bytes into the send
- * buffer. 0, -EBUSY (a send in flight), -ENOMEM or -EIO. */
+ * buffer. 0, -EBUSY (a send in flight, or a fill open), -ENOMEM or -EIO. */
 int sock_write(struct sock *s, const void *data, size_t len);
 /* Sends what is queued (sealing the stage first with user-space TLS).
  * msg_flags: MSG_MORE when more bytes follow at once. No-op while a send
