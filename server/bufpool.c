@@ -1,6 +1,41 @@
 #include "server/bufpool.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
+/* The debug build (KTLSD_DEBUG) poisons a buffer as it goes back: its
+ * bytes become POISON, so that stale bytes a response sends without
+ * having written them show on the wire (tests/integration/bytecheck.c
+ * finds them), and under ASan every byte past the free-list link is
+ * unreadable until bufpool_get hands the buffer out again. */
+#define POISON 0xa5
+
+static void poison(struct bufpool_free *f, size_t cap)
+{
+#ifdef KTLSD_DEBUG
+	memset(f, POISON, cap);
+#if defined(__SANITIZE_ADDRESS__)
+	ASAN_POISON_MEMORY_REGION(f + 1, cap - sizeof(*f));
+#endif
+#else
+	(void)f;
+	(void)cap;
+#endif
+}
+
+static void unpoison(struct bufpool_free *f, size_t cap)
+{
+#if defined(KTLSD_DEBUG) && defined(__SANITIZE_ADDRESS__)
+	ASAN_UNPOISON_MEMORY_REGION(f + 1, cap - sizeof(*f));
+#else
+	(void)f;
+	(void)cap;
+#endif
+}
 
 static int class_of(size_t size)
 {
@@ -28,6 +63,7 @@ void *bufpool_get(struct bufpool *p, size_t want, size_t *cap)
 		if (p->nfree[i] < p->minfree[i])
 			p->minfree[i] = p->nfree[i];
 		p->hits++;
+		unpoison(f, *cap);
 		return f;
 	}
 	return malloc(*cap);
@@ -45,6 +81,7 @@ void bufpool_put(struct bufpool *p, void *buf, size_t cap)
 		return;
 	}
 	struct bufpool_free *f = buf;
+	poison(f, cap);
 	f->next = p->free[i];
 	p->free[i] = f;
 	p->nfree[i]++;
@@ -57,6 +94,7 @@ void bufpool_trim(struct bufpool *p)
 			struct bufpool_free *f = p->free[i];
 			p->free[i] = f->next;
 			p->nfree[i]--;
+			unpoison(f, (size_t)BUFPOOL_MIN << i);
 			free(f);
 		}
 		p->minfree[i] = p->nfree[i];
@@ -69,6 +107,7 @@ void bufpool_drain(struct bufpool *p)
 		while (p->free[i]) {
 			struct bufpool_free *f = p->free[i];
 			p->free[i] = f->next;
+			unpoison(f, (size_t)BUFPOOL_MIN << i);
 			free(f);
 		}
 		p->nfree[i] = 0;
