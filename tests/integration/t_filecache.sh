@@ -21,7 +21,12 @@ start_ktlsd --root "$root" --workers 1 || return 0
 # every complete response was a whole version (A or B; a prefix of A when
 # shrinking) with its own length, and no ETag named two bodies; else "BAD
 # reason". (Rewriting a file in place while it is read tears it for any
-# server; shrinking does not.)
+# server. Shrinking tears it too, in one way only: a read that took the
+# file's size just before a truncate to within the same page copies that
+# page after the kernel zeroed its tail, so the last bytes, under 4 KiB,
+# read as zeros. A plain pread loop beside a truncating thread does that,
+# with no server at all; nginx would send those zeros too. Such a body is
+# counted as torn, not bad: any other wrong byte is bad.)
 churn() {
 	"$PY" - "$PORT" "$root" "${3:-$T/A}" "${4:-$T/B}" "$1" "$2" <<'PY'
 import hashlib, http.client, os, ssl, sys, threading, time
@@ -48,7 +53,7 @@ t = threading.Thread(target=writer)
 t.start()
 ctx = ssl._create_unverified_context()
 etags = {}
-good = bad = 0
+good = bad = torn = 0
 why = ""
 conn = None
 while time.monotonic() < stop:
@@ -64,6 +69,11 @@ while time.monotonic() < stop:
     h = hashlib.sha256(body).hexdigest()
     etag = r.getheader("ETag")
     whole = h in bodies or (mode == "shrink" and versions[0].startswith(body))
+    if not whole and mode == "shrink" and len(body) <= len(versions[0]):
+        k = len(body.rstrip(b"\0"))
+        if len(body) - k < 4096 and versions[0].startswith(body[:k]):
+            torn += 1
+            continue
     if r.status != 200 or not whole or int(r.getheader("Content-Length")) != len(body):
         bad += 1
         why = "status %s, %d bytes, not A or B whole" % (r.status, len(body))
@@ -73,6 +83,8 @@ while time.monotonic() < stop:
     else:
         good += 1
 t.join()
+if torn:
+    print("# %d torn by the kernel's read against truncate (zeros in the last page)" % torn, file=sys.stderr)
 print("OK %d" % good if not bad and good else "BAD %d of %d: %s" % (bad, bad + good, why or "no response"))
 PY
 }
