@@ -69,8 +69,9 @@ per line (words the shell compares). A TLS or ALPN failure prints
       came.
 
   idle PORT SECS
-      Sends the preface and SETTINGS, then nothing: "GOAWAY code last" if one
-      came, then "CLOSED secs" or "OPEN" after SECS.
+      Sends the preface and SETTINGS, then nothing: "STARTED" once the
+      server's SETTINGS came, "GOAWAY code last" if one came,
+      then "CLOSED secs" or "OPEN" after SECS.
 
   authority PORT PATH AUTHORITY [HOST]
       GET PATH on stream 1 with :authority AUTHORITY ("-": none) and, when
@@ -732,6 +733,13 @@ def idle(argv):
     port, secs = int(argv[0]), float(argv[1])
     conn = Conn(port)
     conn.start([(S_ENABLE_PUSH, 0)])
+    # The server's SETTINGS: its side of the connection is HTTP/2's now.
+    deadline = time.monotonic() + secs
+    while True:
+        ftype, flags, _, _ = conn.next_frame(deadline)
+        if ftype == SETTINGS and not flags & ACK:
+            break
+    print("STARTED", flush=True)
     report_end(conn, secs)
     return 0
 
