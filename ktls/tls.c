@@ -470,9 +470,14 @@ enum tls_status tls_handshake(SSL *ssl)
 
 enum tls_status tls_read(SSL *ssl, char *out, size_t len, size_t *n)
 {
-	if (!SSL_read_ex(ssl, out, len, n))
-		return map_error(ssl, 0);
-	return TLS_DONE;
+	if (SSL_read_ex(ssl, out, len, n))
+		return TLS_DONE;
+	enum tls_status st = map_error(ssl, 0);
+	if (st == TLS_FAILED) {
+		struct tls_wire *w = BIO_get_data(SSL_get_rbio(ssl));
+		w->failed = true;
+	}
+	return st;
 }
 
 bool tls_read_pending(const SSL *ssl)

@@ -94,7 +94,8 @@ SSL *tls_conn_new(struct tls_server *srv, struct tls_wire *w);
 
 enum tls_status tls_handshake(SSL *ssl);
 
-/* Decrypts up to len bytes into out; *n is set when TLS_DONE. */
+/* Decrypts up to len bytes into out; *n is set when TLS_DONE. TLS_FAILED
+ * also marks the wire failed (its alert may still wait to be sent). */
 enum tls_status tls_read(SSL *ssl, char *out, size_t len, size_t *n);
 
 /* OpenSSL holds received bytes it has not decrypted, or decrypted bytes

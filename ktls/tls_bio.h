@@ -54,6 +54,8 @@ struct tls_wire {
 	bool eof;            /* the peer closed its side: reads report EOF, not retry */
 	int ctrl_record_type; /* under kTLS: the next write is this non-data record type */
 	bool key_update_seen; /* the client sent a TLS 1.3 KeyUpdate */
+	bool failed;         /* OpenSSL failed the connection (a bad record): once
+			      * its alert has left, nothing more is read or sent */
 
 	/* The switch to kernel TLS, without a synchronous send: OpenSSL is
 	 * told kTLS is on at once, and the transport programs the kernel when

@@ -274,6 +274,13 @@ enum sock_input sock_decrypt(struct sock *s)
 		return s->wire.rx_end > s->wire.rx_start ? SOCK_IN_NEW : SOCK_IN_AGAIN;
 	if (!sock_openssl_may_run(s))
 		return SOCK_IN_AGAIN; /* after the send: drive() comes then */
+	/* A bad record made OpenSSL fail the connection, and its fatal alert
+	 * has left: close now (RFC 8446 6.2, RFC 5246 7.2.2), whether or not
+	 * more bytes come. */
+	if (s->wire.failed) {
+		sock_fail(s, "TLS error");
+		return SOCK_IN_STOP;
+	}
 	/* Nothing to decrypt: no plaintext buffer either, or an idle
 	 * keep-alive connection would take back at once the one
 	 * sock_release_idle_buffers just gave to the pool. */
