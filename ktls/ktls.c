@@ -57,17 +57,34 @@ int ktls_prepare_tx(struct tls_wire *w, const void *openssl_crypto_info)
 		w->ktls_error = EOPNOTSUPP;
 		return -EOPNOTSUPP;
 	}
-	/* The ULP now (no bytes move): if the kernel refuses it, OpenSSL
-	 * simply goes on in user space. */
+	w->key_limit = tls_key_limit(head.cipher_type == TLS_CIPHER_CHACHA20_POLY1305,
+				     w->rekey_records);
 	if (!w->ktls_allowed) {
+		/* The sealer, made now: if it cannot take these keys, OpenSSL
+		 * simply goes on sealing itself. A TLS 1.3 sealer must be able
+		 * to follow a KeyUpdate (RFC 8446 4.6.3), so it needs the
+		 * secret the keys came from. */
+		int rc = head.version == TLS_1_3_VERSION && w->tx_secret_len == 0 ? -EINVAL : 0;
+		if (rc == 0)
+			rc = tls_sealer_new(&w->sealer, openssl_crypto_info, len, w->tx_secret,
+					    w->tx_secret_len, w->rekey_records);
+		OPENSSL_cleanse(w->tx_secret, sizeof(w->tx_secret));
+		w->tx_secret_len = 0;
+		if (rc < 0) {
+			w->ktls_error = -rc;
+			return rc;
+		}
 		w->sealing = true;
 	} else if (setsockopt(w->fd, SOL_TCP, TCP_ULP, "tls", sizeof("tls")) < 0 &&
 		   errno != EEXIST) {
+		/* The ULP now (no bytes move): if the kernel refuses it, OpenSSL
+		 * simply goes on in user space. */
 		w->ktls_error = errno;
 		return -errno;
+	} else {
+		memcpy(w->keys.info.bytes, openssl_crypto_info, len);
+		w->keys.len = len;
 	}
-	memcpy(w->keys.info.bytes, openssl_crypto_info, len);
-	w->keys.len = len;
 	w->switch_at = w->tx_len;
 	w->switch_pending = true;
 	w->ktls_tx = true;
@@ -78,17 +95,28 @@ int ktls_switch_tx(struct tls_wire *w)
 {
 	int rc = 0;
 
-	if (w->sealing) {
-		rc = tls_sealer_new(&w->sealer, w->keys.info.bytes, w->keys.len);
-		if (rc < 0)
-			w->ktls_error = -rc;
-	} else if (setsockopt(w->fd, SOL_TLS, TLS_TX, w->keys.info.bytes, w->keys.len) < 0) {
+	if (!w->sealing && setsockopt(w->fd, SOL_TLS, TLS_TX, w->keys.info.bytes, w->keys.len) < 0) {
 		w->ktls_error = errno;
 		rc = -errno;
 	}
 	OPENSSL_cleanse(&w->keys, sizeof(w->keys));
 	w->switch_pending = false;
 	return rc;
+}
+
+void ktls_account_tx(struct tls_wire *w, size_t bytes)
+{
+	/* Each send of n bytes starts at most ceil(n / 16 KiB) records:
+	 * the kernel closes a record at 16 KiB, or at the end of a send
+	 * without MSG_MORE, and a send that fills an open record starts none. */
+	if (w->ktls_tx && !w->sealing)
+		w->tx_records += (bytes + TLS_SEAL_MAX_PLAIN - 1) / TLS_SEAL_MAX_PLAIN;
+}
+
+bool ktls_tx_key_spent(const struct tls_wire *w)
+{
+	return w->ktls_tx && !w->sealing &&
+	       w->tx_records + KTLS_RECORDS_IN_FLIGHT >= w->key_limit.max;
 }
 
 bool ktls_openssl_built(void)

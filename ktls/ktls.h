@@ -25,13 +25,22 @@
  * until what OpenSSL sealed before it has left (w->switch_at). 0, or
  * -errno: OpenSSL then stays in user space. Where the kernel may not
  * (w->ktls_allowed false) but ktlsd may seal (w->seal_allowed), the keys
- * are kept for the sealer (tls_seal.h) instead, and no ULP attached. */
+ * go to a sealer (tls_seal.h, w->sealer) instead, made at once, and no ULP
+ * attached; the sealer is used from the switch on. */
 int ktls_prepare_tx(struct tls_wire *w, const void *openssl_crypto_info);
 
-/* Programs the kernel's TX keys, or makes w->sealer (the transport calls it
- * once tx[0, switch_at) is on the socket), and wipes them from memory.
- * 0 or -errno. */
+/* Programs the kernel's TX keys (the transport calls it once tx[0,
+ * switch_at) is on the socket) and wipes them from memory; with the
+ * sealer, only marks the switch done. 0 or -errno. */
 int ktls_switch_tx(struct tls_wire *w);
+
+/* Counts a send of bytes that the kernel sealed (nothing otherwise) toward
+ * its key's limit (tls_limit.h). */
+void ktls_account_tx(struct tls_wire *w, size_t bytes);
+/* The kernel's key is at its limit, with as many records as sends in
+ * flight may still hold to spare: nothing more may be sent under it. */
+#define KTLS_RECORDS_IN_FLIGHT 65536
+bool ktls_tx_key_spent(const struct tls_wire *w);
 
 void ktls_set_ctrl_record_type(struct tls_wire *w, int type);
 

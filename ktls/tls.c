@@ -13,6 +13,8 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include "ktls/tls_seal.h"
+
 /* The keys of one rotation period, derived once: OpenSSL 3.0's one-shot
  * HMAC fetches and builds a MAC each call, and three of them per ticket
  * were a tenth of a resumed handshake's CPU. */
@@ -32,6 +34,7 @@ struct tls_server {
 	const void *site_arg;
 	bool h2;
 	unsigned ticket_rotate_s;
+	uint64_t rekey_records;
 	uint8_t ticket_master[TLS_TICKET_MASTER_LEN];
 	struct ticket_keys keys[2];      /* by epoch parity: the current and the previous */
 	EVP_CIPHER *ticket_cipher;       /* fetched once */
@@ -293,6 +296,32 @@ static int client_hello_cb(SSL *ssl, int *al, void *arg)
 	return SSL_CLIENT_HELLO_SUCCESS;
 }
 
+/* The TLS 1.3 secret ktlsd's sealer re-keys from (RFC 8446 7.2): OpenSSL
+ * tells it only to a key log callback, as a line of the NSS key log format
+ * ("SERVER_TRAFFIC_SECRET_0 <client random> <secret>", in hex), just before
+ * it hands over the keys made from it (ssl/tls13_enc.c,
+ * tls13_change_cipher_state: ssl_log_secret, then BIO_set_ktls). OpenSSL
+ * wipes its line after the call (ssl/ssl_lib.c, nss_keylog_int). */
+static void keylog_cb(const SSL *ssl, const char *line)
+{
+	static const char label[] = "SERVER_TRAFFIC_SECRET_0 ";
+	struct tls_wire *w = BIO_get_data(SSL_get_wbio(ssl));
+	const char *hex;
+	long n;
+
+	if (!w || !w->seal_allowed || w->ktls_allowed || strncmp(line, label, sizeof(label) - 1))
+		return;
+	hex = strchr(line + sizeof(label) - 1, ' '); /* past the client random */
+	if (!hex)
+		return;
+	unsigned char *buf = OPENSSL_hexstr2buf(hex + 1, &n);
+	if (buf && n > 0 && (size_t)n <= sizeof(w->tx_secret)) {
+		memcpy(w->tx_secret, buf, (size_t)n);
+		w->tx_secret_len = (size_t)n;
+	}
+	OPENSSL_clear_free(buf, buf ? (size_t)n : 0);
+}
+
 /* One site's context: all alike but for the certificates and the session
  * id context, since OpenSSL takes ALPN and more from the context a
  * handshake moved to. */
@@ -346,6 +375,8 @@ static SSL_CTX *site_ctx_new(struct tls_server *srv, const struct tls_settings *
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
 				      SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	SSL_CTX_set_read_ahead(ctx, 1);
+	if (s->ktls)
+		SSL_CTX_set_keylog_callback(ctx, keylog_cb);
 	SSL_CTX_set_alpn_select_cb(ctx, alpn_cb, srv);
 	SSL_CTX_set_num_tickets(ctx, s->session_tickets ? 1 : 0);
 	if (s->session_tickets)
@@ -374,6 +405,7 @@ int tls_server_new(struct tls_server **out, const struct tls_settings *s, char *
 		return -ENOMEM;
 	srv->refs = 1;
 	srv->h2 = s->h2;
+	srv->rekey_records = s->rekey_records;
 	srv->ticket_rotate_s = s->ticket_rotate_s ? s->ticket_rotate_s : 3600;
 	memcpy(srv->ticket_master, s->ticket_master, sizeof(srv->ticket_master));
 	srv->ticket_cipher = EVP_CIPHER_fetch(NULL, "AES-256-CBC", NULL);
@@ -419,14 +451,22 @@ void tls_server_put(struct tls_server *srv)
 	free(srv);
 }
 
-/* Spots a client KeyUpdate (see tls_rekey_needed). */
+/* Spots a client KeyUpdate (see tls_rekey_needed), and OpenSSL's own, after
+ * which the records it seals are under a new key. */
 static void msg_cb(int write_p, int version, int content_type, const void *buf, size_t len,
 		   SSL *ssl, void *arg)
 {
 	struct tls_wire *w = arg;
-	if (!write_p && content_type == SSL3_RT_HANDSHAKE && len > 0 &&
-	    ((const unsigned char *)buf)[0] == SSL3_MT_KEY_UPDATE)
+
+	(void)version;
+	(void)ssl;
+	if (content_type != SSL3_RT_HANDSHAKE || len == 0 ||
+	    ((const unsigned char *)buf)[0] != SSL3_MT_KEY_UPDATE)
+		return;
+	if (!write_p)
 		w->key_update_seen = true;
+	else if (!w->ktls_tx)
+		w->tx_records = 0;
 }
 
 SSL *tls_conn_new(struct tls_server *srv, struct tls_wire *w)
@@ -445,6 +485,8 @@ SSL *tls_conn_new(struct tls_server *srv, struct tls_wire *w)
 	SSL_set_accept_state(ssl);
 	SSL_set_msg_callback(ssl, msg_cb);
 	SSL_set_msg_callback_arg(ssl, w);
+	w->rekey_records = srv->rekey_records;
+	w->key_limit = (struct tls_key_limit){UINT64_MAX, UINT64_MAX}; /* until the cipher is known */
 	srv->refs++;
 	return ssl;
 }
@@ -468,14 +510,32 @@ enum tls_status tls_handshake(SSL *ssl)
 	return rc == 1 ? TLS_DONE : map_error(ssl, rc);
 }
 
+/* A client's KeyUpdate with update_requested leaves OpenSSL 3.0 owing its
+ * own (tls_process_key_update in ssl/statem/statem_lib.c sets
+ * s->key_update), which it writes only at the next SSL_write or handshake
+ * step (ssl3_write_bytes in ssl/record/rec_layer_s3.c); under kTLS or the
+ * sealer no SSL_write comes. RFC 8446 4.6.3: it goes before our next
+ * application data, so it is written now, as SSL_key_update would (the
+ * type stays update_not_requested). */
+static void answer_key_update(SSL *ssl)
+{
+	if (SSL_get_key_update_type(ssl) == SSL_KEY_UPDATE_NONE || !SSL_is_init_finished(ssl))
+		return;
+	if (SSL_key_update(ssl, SSL_KEY_UPDATE_NOT_REQUESTED) != 1 || SSL_do_handshake(ssl) != 1)
+		ERR_clear_error();
+}
+
 enum tls_status tls_read(SSL *ssl, char *out, size_t len, size_t *n)
 {
-	if (SSL_read_ex(ssl, out, len, n))
-		return TLS_DONE;
-	enum tls_status st = map_error(ssl, 0);
+	enum tls_status st = TLS_DONE;
+
+	if (!SSL_read_ex(ssl, out, len, n))
+		st = map_error(ssl, 0);
 	if (st == TLS_FAILED) {
 		struct tls_wire *w = BIO_get_data(SSL_get_rbio(ssl));
 		w->failed = true;
+	} else {
+		answer_key_update(ssl);
 	}
 	return st;
 }
@@ -485,9 +545,31 @@ bool tls_read_pending(const SSL *ssl)
 	return SSL_has_pending(ssl);
 }
 
+/* OpenSSL 3.0 seals each SSL_write in records of at most 16 KiB (its
+ * max_send_fragment), and by itself stops a key only where a TLS 1.3
+ * sequence number would wrap (ssl/record/ssl3_record_tls13.c, tls13_enc:
+ * "Sequence has wrapped"); TLS 1.2's counts on (ssl/record/ssl3_record.c,
+ * tls1_enc). Nothing there knows AES-GCM's limit: the records are counted
+ * here, an upper bound, for tls_rekey_needed, and a write that would take
+ * the key past the limit fails. */
+static bool key_allows(SSL *ssl, struct tls_wire *w, size_t len)
+{
+	if (w->key_limit.max == UINT64_MAX && w->key_limit.rekey_at == UINT64_MAX) {
+		const SSL_CIPHER *c = SSL_get_current_cipher(ssl);
+		w->key_limit = tls_key_limit(c && SSL_CIPHER_get_cipher_nid(c) == NID_chacha20_poly1305,
+					     w->rekey_records);
+	}
+	w->tx_records += len / SSL3_RT_MAX_PLAIN_LENGTH + 1;
+	return w->tx_records <= w->key_limit.max;
+}
+
 enum tls_status tls_write(SSL *ssl, const char *data, size_t len)
 {
 	size_t done = 0, n;
+	struct tls_wire *w = BIO_get_data(SSL_get_wbio(ssl));
+
+	if (!key_allows(ssl, w, len))
+		return TLS_FAILED;
 	while (done < len) {
 		if (!SSL_write_ex(ssl, data + done, len - done, &n))
 			return TLS_FAILED; /* our BIO never blocks on write */
@@ -527,5 +609,10 @@ void tls_alpn(const SSL *ssl, const char **proto, unsigned *len)
 bool tls_rekey_needed(const SSL *ssl)
 {
 	const struct tls_wire *w = BIO_get_data(SSL_get_wbio(ssl));
-	return w && w->key_update_seen && w->ktls_tx;
+
+	if (!w)
+		return false;
+	if (w->sealer)
+		return tls_sealer_worn(w->sealer);
+	return (w->ktls_tx && w->key_update_seen) || w->tx_records >= w->key_limit.rekey_at;
 }

@@ -60,6 +60,7 @@ struct tls_settings {
 	unsigned ticket_rotate_s;
 	bool ktls;                    /* ask OpenSSL to switch to kernel TLS where it can */
 	bool h2;                      /* offer h2 in ALPN */
+	uint64_t rekey_records;       /* --tls-rekey-records: records per key (0: the cipher's limit) */
 	uint8_t ticket_master[TLS_TICKET_MASTER_LEN];
 	/* With keys from files, these and nothing else: the first encrypts. */
 	struct tls_ticket_key file_keys[TLS_TICKET_FILE_KEYS_MAX];
@@ -113,8 +114,12 @@ const char *tls_version_name(const SSL *ssl);
 const char *tls_cipher_name(const SSL *ssl);
 void tls_alpn(const SSL *ssl, const char **proto, unsigned *len);
 
-/* True when the client sent a TLS 1.3 KeyUpdate that the kernel cannot follow
- * (OpenSSL 3.0 cannot re-key kTLS): finish the response, then close. */
+/* The TX key cannot go on and cannot be replaced: the client sent a TLS 1.3
+ * KeyUpdate that the kernel cannot follow (OpenSSL 3.0 cannot re-key kTLS),
+ * or the key sealed as many records as it should (tls_limit.h) where
+ * nothing can replace it (TLS 1.2, the kernel's, OpenSSL's). Finish the
+ * response in progress, then close. (ktlsd's sealer replaces a TLS 1.3 key
+ * by itself.) */
 bool tls_rekey_needed(const SSL *ssl);
 
 /* Last OpenSSL error as text, for logs. */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "ktls/ktls.h"
 
 /* Control codes OpenSSL 3.0 sends to a BIO for kernel TLS. 72, 74 and 75 are
@@ -77,8 +79,9 @@ static int queue_ctrl_record(struct tls_wire *w, const char *in, int inl)
 	 * to new write keys, but the kernel keeps the old ones and cannot be
 	 * re-keyed. Sending that KeyUpdate would make the client expect new
 	 * keys and reject everything after it; holding it back keeps the old
-	 * keys valid for both sides until we close (with close_notify). */
-	if (w->key_update_seen && type == 22)
+	 * keys valid for both sides until we close (with close_notify). The
+	 * sealer follows it instead (tls_seal). */
+	if (w->key_update_seen && type == 22 && !w->sealing)
 		return inl;
 	struct tls_ctrl_record *r = malloc(sizeof(*r) + (size_t)inl);
 	if (!r)
@@ -182,6 +185,20 @@ static int bio_create(BIO *b)
 	return 1;
 }
 
+/* SSL_free: key material the wire still holds (a connection that ended
+ * between OpenSSL's handing over and the switch) goes with it. */
+static int bio_destroy(BIO *b)
+{
+	struct tls_wire *w = BIO_get_data(b);
+
+	if (w) {
+		OPENSSL_cleanse(&w->keys, sizeof(w->keys));
+		OPENSSL_cleanse(w->tx_secret, sizeof(w->tx_secret));
+		w->tx_secret_len = 0;
+	}
+	return 1;
+}
+
 static void bio_method_init(void)
 {
 	bio_method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "ktlsd ring");
@@ -191,6 +208,7 @@ static void bio_method_init(void)
 	BIO_meth_set_write(bio_method, bio_write);
 	BIO_meth_set_ctrl(bio_method, bio_ctrl);
 	BIO_meth_set_create(bio_method, bio_create);
+	BIO_meth_set_destroy(bio_method, bio_destroy);
 }
 
 BIO *tls_bio_new(struct tls_wire *w)

@@ -13,6 +13,8 @@
 
 #include <openssl/bio.h>
 
+#include "ktls/tls_limit.h"
+
 /* A record OpenSSL wrote after the switch to kernel TLS that is not
  * application data (a session ticket, an alert, close_notify): it must reach
  * the kernel as a control message with its record type, after the first
@@ -54,6 +56,17 @@ struct tls_wire {
 	bool eof;            /* the peer closed its side: reads report EOF, not retry */
 	int ctrl_record_type; /* under kTLS: the next write is this non-data record type */
 	bool key_update_seen; /* the client sent a TLS 1.3 KeyUpdate */
+	/* TLS 1.3 with the sealer: the traffic secret of the TX keys, from
+	 * OpenSSL's key log, until the sealer takes it (it re-keys from it). */
+	unsigned char tx_secret[48];
+	size_t tx_secret_len;
+	/* Key usage (tls_limit.h) where the sealer does not count: records
+	 * sealed under the current TX key (the kernel's, an upper bound from
+	 * the bytes of each send; or OpenSSL's), the cipher's limits, and
+	 * --tls-rekey-records (0: the cipher's own). */
+	uint64_t tx_records;
+	struct tls_key_limit key_limit;
+	uint64_t rekey_records;
 	bool failed;         /* OpenSSL failed the connection (a bad record): once
 			      * its alert has left, nothing more is read or sent */
 

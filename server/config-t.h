@@ -95,6 +95,7 @@ struct config {
 	enum config_tristate ktls;       /* --ktls auto|on|off */
 	enum config_tristate sendfile;   /* --sendfile auto|on|off */
 	int tls_records;                 /* --tls-records ktlsd|openssl: enum config_tls_records */
+	unsigned tls_rekey_records;      /* --tls-rekey-records N (0: each cipher's limit) */
 	bool h2;                         /* --h2 on|off */
 	bool h2_sendfile;                /* --h2-sendfile on|off (expert, off) */
 	unsigned h2_max_streams;         /* --h2-max-streams N */

@@ -100,6 +100,13 @@ const struct opt config_options[] = {
         "off): ktlsd seals records straight from its send buffer with the keys OpenSSL "
         "hands over as it would to the kernel, one copy of every byte less than openssl, "
         "which takes them through SSL_write. The handshake is OpenSSL's either way."),
+    OPT("tls-rekey-records", "N", T_UINT, G_TLS, OFF(tls_rekey_records), "0",
+        "TLS records one key seals before it is replaced: ktlsd re-keys a TLS 1.3 connection "
+        "whose records it seals (KeyUpdate), and ends any other (TLS 1.2, kernel TLS, "
+        "--tls-records openssl) after its current response. 0: each cipher's own limit "
+        "(RFC 8446 5.5): 16777216 for AES-GCM, none for ChaCha20-Poly1305. A value may lower "
+        "a limit, never raise it.",
+        .max = 16777216),
     OPT("h2", "on|off", T_BOOL, G_TLS, OFF(h2), "on", "Offer HTTP/2 through ALPN."),
     OPT("h2-sendfile", "on|off", T_BOOL, G_TLS, OFF(h2_sendfile), "off",
         "Expert: send each HTTP/2 DATA frame as a header write plus a zero-copy splice, as "

@@ -484,6 +484,10 @@ static void read_head(struct conn *c)
 		size_t avail, used = 0;
 		const char *p = sock_input(s, &avail);
 
+		if (sock_rekey_needed(s)) { /* no new request on keys that must go */
+			conn_close_graceful(c);
+			return;
+		}
 		if (avail > 0) {
 			if (!parser_take(c))
 				return;

@@ -622,6 +622,10 @@ static void h2_drive(struct conn *c)
 	 * GOAWAY after them says to ask for no more on this connection. */
 	if (c->over_limit && nghttp2_session_get_last_proc_stream_id(hs->ng) > 0)
 		h2_session_goaway(hs);
+	/* Keys that must go (a KeyUpdate kTLS cannot follow, a key at its
+	 * limit): GOAWAY, the open streams finish, then the close. */
+	if (sock_rekey_needed(s))
+		h2_session_goaway(hs);
 
 	/* Fill, read, send: the session decides, the ring does it. */
 	if (h2_session_pump(hs, &ring_io) != 0) {

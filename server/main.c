@@ -52,6 +52,7 @@ static void fill_tls_settings(struct server *srv)
 	t->session_tickets = cfg->tls_session_tickets;
 	t->session_cache = cfg->tls_session_cache;
 	t->ticket_rotate_s = cfg->tls_ticket_rotate_s;
+	t->rekey_records = cfg->tls_rekey_records;
 	/* The sealer takes its keys the way the kernel would. */
 	t->ktls = srv->use_ktls || srv->seal_records;
 	t->h2 = cfg->h2;

@@ -121,7 +121,7 @@ void sock_post_next_send(struct sock *s);
 void sock_move_on(struct sock *s);
 void sock_account_sent(struct sock *s, enum stat_via via, int res);
 /* How many of want bytes --limit-rate lets into the socket now (0: the
- * timer is armed). */
+ * timer is armed, or the sock failed: its kernel TLS key is spent). */
 size_t sock_pace_allow(struct sock *s, size_t want);
 
 /* sock_input.c */

@@ -255,11 +255,16 @@ bool sock_throttled(const struct sock *s)
 }
 
 /* How many of want bytes may go into the socket now. 0: none, and the
- * timer is armed; pace_done moves the queue on when it fires. The one
- * place where sends and splices are paced, so HTTP/1.1 and HTTP/2 (the
- * whole connection) share one bucket. Unlimited: one branch. */
+ * timer is armed; pace_done moves the queue on when it fires (or the sock
+ * failed: the kernel's TLS key may seal no more). The one place where
+ * sends and splices are paced, so HTTP/1.1 and HTTP/2 (the whole
+ * connection) share one bucket. Unlimited: one branch. */
 size_t sock_pace_allow(struct sock *s, size_t want)
 {
+	if (ktls_tx_key_spent(&s->wire)) { /* the kernel's key: tls_limit.h */
+		sock_fail(s, "TLS key usage limit");
+		return 0;
+	}
 	if (!s->pace.rate)
 		return want;
 	size_t n = pace_grant(&s->pace, want, s->w->now_ms);
@@ -718,6 +723,8 @@ void sock_account_sent(struct sock *s, enum stat_via via, int res)
 
 	s->bytes_sent += (uint64_t)res;
 	s->w->stats.bytes_out[via][tls] += (uint64_t)res;
+	if (res > 0)
+		ktls_account_tx(&s->wire, (size_t)res);
 	if (s->pace.rate && res > 0)
 		pace_spend(&s->pace, (size_t)res);
 	if (res > 0)

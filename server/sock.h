@@ -83,6 +83,8 @@ const char *sock_tls_version(const struct sock *s); /* "-" without TLS */
 const char *sock_tls_cipher(const struct sock *s);
 const char *sock_tls_servername(const struct sock *s); /* SNI; NULL: none or no TLS */
 bool sock_alpn_is(const struct sock *s, const char *proto);
+/* The TLS keys must go and cannot be replaced (tls_rekey_needed): finish
+ * the responses in progress, take no new request, then close. */
 bool sock_rekey_needed(const struct sock *s);
 /* Queues close_notify behind everything already queued. */
 void sock_close_notify(struct sock *s);
@@ -94,7 +96,7 @@ enum sock_input {
 	SOCK_IN_NEW,     /* new plaintext is in sock_input() */
 	SOCK_IN_AGAIN,   /* nothing new: receive more (or wait for the send) */
 	SOCK_IN_STOP,    /* the sock is closing, or OpenSSL's answer is being sent: return */
-	SOCK_IN_CLOSED,  /* close_notify, or a KeyUpdate kTLS cannot follow: close gracefully */
+	SOCK_IN_CLOSED,  /* close_notify: close gracefully */
 };
 /* Decrypts what was received (TLS). Plain sockets: NEW when received bytes
  * are waiting. */

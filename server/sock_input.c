@@ -300,8 +300,6 @@ enum sock_input sock_decrypt(struct sock *s)
 		return SOCK_IN_AGAIN; /* the protocol has not consumed: nothing to do */
 	enum tls_status st =
 	    tls_read(s->ssl, s->plain + s->plain_end, s->plain_cap - s->plain_end, &n);
-	if (tls_rekey_needed(s->ssl))
-		return SOCK_IN_CLOSED;
 	if (st == TLS_DONE)
 		s->plain_end += n;
 	if (sock_openssl_output_waits(s)) {
