@@ -517,6 +517,8 @@ static void read_head(struct conn *c)
 				conn_close_graceful(c);
 				return;
 			case SOCK_IN_AGAIN:
+				if (sock_rekey_needed(s))
+					continue; /* a KeyUpdate alone: closed above */
 				break;
 			}
 		}
