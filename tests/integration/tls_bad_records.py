@@ -3,7 +3,7 @@
 alert and close the connection at once (RFC 8446 6.2, RFC 5246 7.2.2), not
 wait for a timeout.
 
-  tls_bad_records.py WAIT CASE...
+  tls_bad_records.py [--first PATH] WAIT CASE...
 
 CASE is PORT:VERSION:KIND:WHEN:ALPN, each part one of
   VERSION  1.2, 1.3
@@ -12,7 +12,7 @@ CASE is PORT:VERSION:KIND:WHEN:ALPN, each part one of
            type0     a record of content type 0
            overflow  a record header whose length is past the largest
                      ciphertext (RFC 8446 5.2, RFC 5246 6.2.3)
-  WHEN     after     after one GET /a.txt was answered in full
+  WHEN     after     after one GET PATH (default /a.txt) was answered in full
            before    before any request
   ALPN     http/1.1, h2 (no HTTP/2 preface is sent: the record comes first)
 
@@ -27,6 +27,7 @@ case, in the order given:
   CASE SETUP why                  the handshake or the first request failed
 """
 
+import re
 import socket
 import ssl
 import sys
@@ -40,6 +41,9 @@ RECORDS = {
     # 18433: one past TLS 1.2's largest ciphertext, and TLS 1.3's too.
     "overflow": b"\x17\x03\x03\x48\x01" + bytes(16),
 }
+
+
+FIRST = "/a.txt"
 
 
 class Setup(Exception):
@@ -91,11 +95,15 @@ class Case:
             raise Setup("ALPN chose %r" % self.tls.selected_alpn_protocol())
 
     def first_request(self):
-        self.tls.write(b"GET /a.txt HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        self.tls.write(b"GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n" % FIRST.encode())
         self.flush()
         got = bytearray()
         deadline = time.monotonic() + 20
-        while not (b"\r\n\r\n" in got and len(got.split(b"\r\n\r\n", 1)[1]) >= 1000):
+        while True:
+            head, _, body = bytes(got).partition(b"\r\n\r\n")
+            m = re.search(rb"(?i)\r\ncontent-length: *(\d+)", head)
+            if m and len(body) >= int(m.group(1)):
+                break
             try:
                 got += self.tls.read(65536)
             except ssl.SSLWantReadError:
@@ -153,11 +161,16 @@ class Case:
 
 
 def main():
-    if len(sys.argv) < 3:
+    global FIRST
+    args = sys.argv[1:]
+    if args[:1] == ["--first"] and len(args) > 1:
+        FIRST = args[1]
+        args = args[2:]
+    if len(args) < 2:
         print(__doc__, file=sys.stderr)
         return 2
-    wait = float(sys.argv[1])
-    cases = [Case(spec, wait) for spec in sys.argv[2:]]
+    wait = float(args[0])
+    cases = [Case(spec, wait) for spec in args[1:]]
     threads = [threading.Thread(target=c.run) for c in cases]
     for t in threads:
         t.start()
