@@ -270,7 +270,8 @@ static void frame(uint8_t type, uint8_t flags, uint32_t sid, const void *payload
 	if (len > 1024)
 		die(4, "BADSTEP frame too long");
 	memcpy(buf, h, 9);
-	memcpy(buf + 9, payload, len);
+	if (len)
+		memcpy(buf + 9, payload, len);
 	tls_out(buf, 9 + len);
 }
 

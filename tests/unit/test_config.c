@@ -783,6 +783,7 @@ START_TEST(test_help)
 	                                           "autoindex",
 	                                           "mime-types",
 	                                           "tls-records",
+	                                           "tls-rekey-records",
 	                                           "server-name",
 	                                           "header",
 	                                           "mime-type",
