@@ -63,7 +63,7 @@ static bool trace;
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	trace = getenv("FUZZ_TRACE") != NULL;
-	if (mime_table_load(&mime, NULL) < 0)
+	if (mime_table_load(&mime, NULL, 0) < 0)
 		abort();
 	return 0;
 }

@@ -204,7 +204,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	trace = getenv("FUZZ_TRACE") != NULL;
 	wire_init();
 	make_root();
-	if (mime_table_load(&mime, NULL) < 0)
+	if (mime_table_load(&mime, NULL, 0) < 0)
 		abort();
 	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0)

@@ -165,16 +165,11 @@ static int ticket_key_cb(SSL *ssl, unsigned char key_name[16], unsigned char iv[
 	return epoch == now_epoch && SSL_version(ssl) < TLS1_3_VERSION ? 1 : 2;
 }
 
-int tls_ticket_key_read(const char *path, struct tls_ticket_key *k, char *err, size_t errlen)
+int tls_ticket_key_parse(const char *path, const char *buf, size_t n, struct tls_ticket_key *k,
+			 char *err, size_t errlen)
 {
-	char *buf;
-	size_t n;
-	int rc = tls_file_read(path, &buf, &n);
+	int rc = 0;
 
-	if (rc < 0) {
-		snprintf(err, errlen, "tls-ticket-key-file %s: %s", path, tls_file_error(rc));
-		return -EINVAL;
-	}
 	if (n != 48 && n != 80) {
 		snprintf(err, errlen, "tls-ticket-key-file %s: must be 48 or 80 bytes (as nginx's)",
 			 path);
@@ -191,8 +186,6 @@ int tls_ticket_key_read(const char *path, struct tls_ticket_key *k, char *err, s
 			memcpy(k->mac, buf + 32, 16);
 		}
 	}
-	OPENSSL_cleanse(buf, n);
-	free(buf);
 	return rc;
 }
 

@@ -32,8 +32,10 @@ struct tls_ticket_key {
 	bool aes256;                  /* 80-byte key: AES-256-CBC and a 32-byte HMAC key */
 };
 
-/* Reads one key file. On failure a one-line reason naming the file. */
-int tls_ticket_key_read(const char *path, struct tls_ticket_key *k, char *err, size_t errlen);
+/* One key file's n bytes (path only names it in err): 0, or -EINVAL with a
+ * one-line reason naming the file. */
+int tls_ticket_key_parse(const char *path, const char *buf, size_t n, struct tls_ticket_key *k,
+			 char *err, size_t errlen);
 
 /* The certificates of one site: ECDSA and RSA pairs, one context each. */
 struct tls_site {

@@ -1,79 +1,13 @@
 #include "ktls/tls_pem.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
-
-/* Far above any real chain or key: a path that names something else (a
- * disk image, /dev/zero) is refused instead of read whole. */
-#define PEM_FILE_MAX (1024 * 1024)
-
-int tls_file_read(const char *path, char **out, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	char *buf = NULL;
-	size_t n = 0;
-
-	if (fd < 0)
-		return -errno;
-	int e = fstat(fd, &st) < 0	    ? errno
-		: !S_ISREG(st.st_mode)	    ? EINVAL
-		: st.st_size > PEM_FILE_MAX ? EFBIG
-					    : 0;
-	if (e) {
-		close(fd);
-		return -e;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (n < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break; /* shorter than its stat: take what is there */
-		n += (size_t)r;
-	}
-	close(fd);
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
-const char *tls_file_error(int e)
-{
-	return e == -EINVAL ? "not a regular file" : e == -EFBIG ? "larger than 1 MiB" : strerror(-e);
-}
-
-int tls_pem_read(struct tls_cert_pair *p, char *err, size_t errlen)
-{
-	int rc = tls_file_read(p->cert_file, &p->cert_pem, &p->cert_len);
-
-	if (rc < 0) {
-		snprintf(err, errlen, "cert %s: %s", p->cert_file, tls_file_error(rc));
-		return rc;
-	}
-	rc = tls_file_read(p->key_file, &p->key_pem, &p->key_len);
-	if (rc < 0) {
-		snprintf(err, errlen, "key %s: %s", p->key_file, tls_file_error(rc));
-		tls_pem_release(p);
-		return rc;
-	}
-	return 0;
-}
 
 void tls_pem_release(struct tls_cert_pair *p)
 {

@@ -1,7 +1,7 @@
 /* File name to Content-Type.
  *
- * /etc/mime.types (Debian media-types: "type ext1 ext2 ...", '#' comments) is
- * read once into an open-addressing hash table keyed by the lowercased
+ * /etc/mime.types (Debian media-types: "type ext1 ext2 ...", '#' comments),
+ * as bytes the server read, goes once into an open-addressing hash table keyed by the lowercased
  * extension. After mime_table_load() returns nothing writes to the table, so
  * workers share it without locks.
  *
@@ -234,27 +234,29 @@ static int parse_line(struct mime_table *t, char *line)
 	return 0;
 }
 
-/* A file we cannot open or read is not an error (see mime.h); running out of
- * memory is. */
-static int load_file(struct mime_table *t, const char *path)
+/* Each line of the n bytes at text (NULL: none), as parse_line wants it:
+ * NUL-terminated, in a copy it may cut up. */
+static int load_text(struct mime_table *t, const char *text, size_t n)
 {
-	FILE *fp = fopen(path, "re");
-	char *line = NULL;
-	size_t cap = 0;
+	char *line = text && n ? malloc(n + 1) : NULL;
 	int rc = 0;
 
-	if (!fp)
-		return 0;
-	while (rc == 0 && getline(&line, &cap, fp) >= 0)
+	if (text && n && !line)
+		return -ENOMEM;
+	for (size_t off = 0; rc == 0 && off < n;) {
+		const char *nl = memchr(text + off, '\n', n - off);
+		size_t len = nl ? (size_t)(nl - (text + off)) + 1 : n - off;
+
+		memcpy(line, text + off, len);
+		line[len] = '\0';
+		off += len;
 		rc = parse_line(t, line);
-	if (rc == 0 && ferror(fp) && errno == ENOMEM)
-		rc = -ENOMEM;
+	}
 	free(line);
-	fclose(fp);
 	return rc;
 }
 
-int mime_table_load(struct mime_table **out, const char *path)
+int mime_table_load(struct mime_table **out, const char *text, size_t len)
 {
 	struct mime_table *t = calloc(1, sizeof(*t));
 	int rc;
@@ -262,7 +264,7 @@ int mime_table_load(struct mime_table **out, const char *path)
 	*out = NULL;
 	if (!t)
 		return -ENOMEM;
-	rc = load_file(t, path ? path : "/etc/mime.types");
+	rc = load_text(t, text, len);
 	for (size_t i = 0; rc == 0 && i < sizeof(builtin) / sizeof(builtin[0]); i++) {
 		const char *type = with_charset(builtin[i].type);
 		rc = add(t, builtin[i].ext, strlen(builtin[i].ext), type ? type : builtin[i].type);

@@ -1,13 +1,17 @@
 /* File name to Content-Type, from /etc/mime.types (Debian media-types) with a
- * built-in fallback. Loaded once at start, read-only after: shared by workers. */
+ * built-in fallback. Loaded once at start (and on each reload), read-only
+ * after: shared by workers. The file is the caller's to read: this module
+ * does no I/O. */
 #ifndef KTLSD_PROTO_MIME_H
 #define KTLSD_PROTO_MIME_H
 
+#include <stddef.h>
+
 struct mime_table;
 
-/* path NULL means /etc/mime.types. A missing or unreadable file is not an
- * error: the built-in table serves. Returns 0 or -ENOMEM. */
-int mime_table_load(struct mime_table **out, const char *path);
+/* text: the len bytes of a mime.types file, or NULL (none could be read:
+ * the built-in table serves alone). Returns 0 or -ENOMEM. */
+int mime_table_load(struct mime_table **out, const char *text, size_t len);
 void mime_table_free(struct mime_table *t);
 
 /* Makes ext (without its dot, any case) map to type, whatever the table

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "proto/numfmt.h"
+#include "server/file_create.h"
 #include "server/log.h"
 
 /* The longest line: the client's fields are cut to these many bytes once
@@ -30,6 +31,16 @@ _Static_assert(METHOD_MAX + TARGET_MAX + REFERER_MAX + USER_AGENT_MAX + HOST_MAX
 
 static const char hex_upper[] = "0123456789ABCDEF";
 
+const char *access_log_file_named(const char *path)
+{
+	static const char *const streams[] = {"stdout", "/dev/stdout", "stderr", "/dev/stderr"};
+
+	for (size_t i = 0; path && i < sizeof(streams) / sizeof(streams[0]); i++)
+		if (strcmp(path, streams[i]) == 0)
+			return NULL;
+	return path;
+}
+
 int access_log_file_open(struct access_log_file *f, const char *path)
 {
 	struct stat st;
@@ -41,16 +52,17 @@ int access_log_file_open(struct access_log_file *f, const char *path)
 		return 0;
 	/* The descriptors themselves: open("/dev/stdout") fails with ENXIO
 	 * when stdout is a socket (systemd's journal). */
-	if (strcmp(path, "stdout") == 0 || strcmp(path, "/dev/stdout") == 0) {
-		f->fd = 1;
-	} else if (strcmp(path, "stderr") == 0 || strcmp(path, "/dev/stderr") == 0) {
-		f->fd = 2;
+	if (!access_log_file_named(path)) {
+		f->fd = strstr(path, "stdout") ? 1 : 2;
 	} else {
-		f->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		f->fd = file_create_log(path, NULL);
 		f->path = path;
 	}
-	if (f->fd < 0)
-		return -errno;
+	if (f->fd < 0) {
+		int rc = f->fd;
+		f->fd = -1;
+		return rc;
+	}
 	f->whole_writes = fstat(f->fd, &st) == 0 && S_ISREG(st.st_mode);
 	return 0;
 }
@@ -58,6 +70,15 @@ int access_log_file_open(struct access_log_file *f, const char *path)
 int access_log_file_reopen(struct access_log_file *f)
 {
 	return f->fd < 0 || !f->path ? 0 : log_file_reopen_onto(f->path, f->fd);
+}
+
+int access_log_file_replace(struct access_log_file *f, int nfd)
+{
+	if (f->fd < 0 || !f->path) {
+		close(nfd);
+		return 0;
+	}
+	return log_file_replace(f->fd, nfd);
 }
 
 void access_log_file_close(struct access_log_file *f)

@@ -67,15 +67,21 @@ struct access_log_file {
 	const char *path;            /* of a file, to reopen it; NULL for stdout, stderr */
 };
 
-/* path: a file (created, appended to), "stdout" or "stderr" (also spelled
+/* path: a file (created, appended to, never through a link: file_create.h),
+ * "stdout" or "stderr" (also spelled
  * /dev/stdout, /dev/stderr: the descriptor as it is, a pipe or a socket
  * included) or NULL (off); it must outlive f. 0 or -errno. */
 int access_log_file_open(struct access_log_file *f, const char *path);
+/* path if --access-log path names a file; NULL for off and the streams. */
+const char *access_log_file_named(const char *path);
 /* Opens the file again (SIGUSR1: logrotate renamed it) under the same fd
  * the workers write to, so they need not know: a batch goes wholly to the
  * old file or to the new one, and no line is lost or written twice. 0 (also
  * when there is no file to reopen) or -errno, the old file kept. */
 int access_log_file_reopen(struct access_log_file *f);
+/* The same with nfd, opened elsewhere (by the privileged helper, under
+ * --user), in place of the reopen; nfd is closed. */
+int access_log_file_replace(struct access_log_file *f, int nfd);
 void access_log_file_close(struct access_log_file *f);
 
 /* A worker's buffer of lines. */

@@ -54,7 +54,7 @@ static enum body_path choose_path(const struct conn *c, enum config_tristate sen
 void body_send_start(struct conn *c, int fd, const void *mem)
 {
 	struct response *r = c->h1.resp;
-	const struct server *srv = c->w->srv;
+	const struct server *srv = c->srv;
 
 	r->file_fd = fd;
 	r->mem = mem;

@@ -22,9 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/conf_files.h"
 #include "server/config.h"
 #include "server/config_options.h"
 #include "server/config_value.h"
+#include "server/file_read.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.1.0"
@@ -367,36 +369,47 @@ static int parse_line(struct config *cfg, char *s, struct ctx *c)
 	return apply(cfg, o, v, c);
 }
 
-int config_parse_file(struct config *cfg, const char *path, FILE *errfp)
+/* path's lines, from what conf_files_read gives (cf NULL: the disk). */
+static int parse_file(struct config *cfg, const char *path, struct conf_files *cf, FILE *errfp)
 {
 	struct ctx c = {.errfp = errfp, .file = path, .site = &cfg->site};
-	char *line = NULL;
-	size_t cap = 0;
-	int rc = 0;
-	FILE *f = fopen(path, "re");
+	char *text, *line;
+	size_t len;
+	int rc = conf_files_read(cf, path, &text, &len);
 
-	if (!f) {
-		rc = -errno;
-		report(&c, NULL, "cannot open: %s", strerror(-rc));
+	if (rc < 0) {
+		/* A folder is refused as getline would have refused it. */
+		if (rc == -EISDIR)
+			report(&c, NULL, "cannot read: %s", strerror(EISDIR));
+		else
+			report(&c, NULL, "cannot open: %s", file_read_error(rc));
 		return rc;
 	}
-	while (rc == 0) {
-		errno = 0;
-		if (getline(&line, &cap, f) < 0)
-			break;
+	line = malloc(len + 2);
+	for (size_t off = 0; line && rc == 0 && off < len;) {
+		const char *nl = memchr(text + off, '\n', len - off);
+		size_t n = nl ? (size_t)(nl - (text + off)) + 1 : len - off;
+
+		/* The line as getline gave it: its newline and a NUL after. */
+		memcpy(line, text + off, n);
+		line[n] = '\0';
+		off += n;
 		c.line++;
 		if (parse_line(cfg, line, &c))
 			rc = -EINVAL;
 	}
-	/* getline reads a directory happily until the first read() gives EISDIR. */
-	if (rc == 0 && ferror(f)) {
-		rc = errno ? -errno : -EIO;
-		c.line = 0;
-		report(&c, NULL, "cannot read: %s", strerror(-rc));
+	if (!line) {
+		report(&c, NULL, "cannot read: %s", strerror(ENOMEM));
+		rc = -ENOMEM;
 	}
 	free(line);
-	fclose(f);
+	free(text);
 	return rc;
+}
+
+int config_parse_file(struct config *cfg, const char *path, FILE *errfp)
+{
+	return parse_file(cfg, path, NULL, errfp);
 }
 
 /* Takes argv[*i] (and the value after it, moving *i past it) as one option. */
@@ -533,6 +546,17 @@ static void inherit(struct config_site *site, const struct config_site *top)
 	site->ncerts = top->ncerts;
 }
 
+size_t config_served_sites(const struct config *cfg, const struct config_site **all)
+{
+	size_t n = 0;
+
+	if (cfg->site.root)
+		all[n++] = &cfg->site;
+	for (size_t i = 0; i < cfg->nsites; i++)
+		all[n++] = &cfg->sites[i];
+	return n;
+}
+
 /* "--root", or "[site NAME] root", for messages. */
 const char *config_site_label(const struct config_site *site, const char *opt, char *buf,
 			      size_t len)
@@ -634,7 +658,8 @@ static int finish(struct config *cfg, FILE *errfp)
 	return check_names(cfg, errfp);
 }
 
-enum config_result config_load(struct config *cfg, int argc, char **argv, FILE *outfp, FILE *errfp)
+enum config_result config_load(struct config *cfg, int argc, char **argv, struct conf_files *cf,
+			       FILE *outfp, FILE *errfp)
 {
 	struct ctx quiet = {0}, cli = {.errfp = errfp, .site = &cfg->site};
 	const struct opt *o, *action = NULL;
@@ -659,7 +684,7 @@ enum config_result config_load(struct config *cfg, int argc, char **argv, FILE *
 		config_free(cfg);
 		return CONFIG_EXIT_OK;
 	}
-	if (file && *file && config_parse_file(cfg, file, errfp) < 0)
+	if (file && *file && parse_file(cfg, file, cf, errfp) < 0)
 		goto fail;
 	for (int i = 1; i < argc; i++) {
 		if (next_arg(argc, argv, &i, &cli, &o, &v) || (v && apply(cfg, o, v, &cli)))

@@ -15,9 +15,11 @@
  * --help and --version win over everything else on the line. Errors go to
  * errfp as one line naming the key and the reason. cfg need not be
  * initialised; on CONFIG_EXIT_* it has already been freed (config_free on it
- * is then a harmless no-op). */
-enum config_result config_load(struct config *cfg, int argc, char **argv, FILE *outfp,
-			       FILE *errfp);
+ * is then a harmless no-op). The config file is read through cf
+ * (conf_files.h; NULL: from disk), and refused unless it is a regular file. */
+struct conf_files;
+enum config_result config_load(struct config *cfg, int argc, char **argv, struct conf_files *cf,
+			       FILE *outfp, FILE *errfp);
 
 /* Parses one config file (same keys as the flags without "--", "key value"
  * or "key = value" per line, '#' comments). Within the file a repeatable key
@@ -30,6 +32,12 @@ int config_parse_file(struct config *cfg, const char *path, FILE *errfp);
 void config_defaults(struct config *cfg);
 /* Frees what cfg owns and zeroes it, so calling it twice is safe. */
 void config_free(struct config *cfg);
+
+/* The sites a server serves, into all (room for CONFIG_MAX_SITES + 1), in
+ * the order workers look them up: the top level's first when it has a
+ * root (it serves clients that name no site), then the sections. Returns
+ * how many. */
+size_t config_served_sites(const struct config *cfg, const struct config_site **all);
 
 /* "--root" for the top-level site, "[site NAME] root" for a section's:
  * how messages name a site option where the user wrote it. */

@@ -10,6 +10,7 @@
 #include "proto/proxy_header.h"
 #include "server/log.h"
 #include "server/resolve.h"
+#include "server/server.h"
 #include "server/sock.h"
 #include "server/stats.h"
 #include "server/worker-t.h"
@@ -97,8 +98,8 @@ static void apply_site_limits(struct conn *c)
 {
 	struct worker *w = c->w;
 
-	c->site = resolve_conn_site(w->srv, sock_tls_servername(c->sock));
-	const struct config_site *cfg = w->srv->sites[c->site].cfg;
+	c->site = resolve_conn_site(c->srv, sock_tls_servername(c->sock));
+	const struct config_site *cfg = c->srv->sites[c->site].cfg;
 
 	if (cfg->limit_rate)
 		sock_set_rate(c->sock, cfg->limit_rate, cfg->limit_rate_after);
@@ -124,7 +125,7 @@ static void apply_site_limits(struct conn *c)
 /* The protocol takes over: HTTP/2 when ALPN chose it, else HTTP/1.1. */
 static void start_proto(struct conn *c)
 {
-	const struct server *srv = c->w->srv;
+	const struct server *srv = c->srv;
 
 	c->proto = sock_alpn_is(c->sock, "h2") ? srv->h2 : srv->h1;
 	c->state = CONN_PROTO;
@@ -195,16 +196,19 @@ int conn_new(struct worker *w, int fd, bool tls, bool proxy, const struct sockad
 	}
 	c->w = w;
 	c->abort_end = ACCESS_END_LOST;
+	/* The sock takes its TLS context from the worker now: the same
+	 * configuration as w->srv (a reload swaps both at once). */
 	c->sock = sock_new(w, fd, tls, &conn_handler, c);
 	if (!c->sock) {
 		free(c);
 		return -ENOMEM;
 	}
+	c->srv = server_get(w->srv);
 	set_peer(c, peer, peerlen);
 	link_conn(w, c);
 	hold(c);
 	if (tls || proxy)
-		conn_set_deadline(c, w->srv->cfg->handshake_timeout_ms);
+		conn_set_deadline(c, c->srv->cfg->handshake_timeout_ms);
 	if (proxy) {
 		c->state = CONN_PROXY;
 		drive(c);
@@ -227,6 +231,7 @@ static void released(void *ctx)
 	if (c->limit_counted)
 		addr_limit_leave(c->w->conn_limits, c->site, &c->peer_key);
 	unlink_conn(c->w, c);
+	server_put(c->srv);
 	free(c);
 }
 
@@ -417,6 +422,6 @@ void conn_tally(const struct conn *c, uint64_t by_state[STAT_CONN_STATES],
 
 void conn_resolve(struct conn *c, const struct static_ask *ask, struct static_target *out)
 {
-	resolve_target(c->w->srv, &c->w->files, c->w->now_ms, sock_is_tls(c->sock),
+	resolve_target(c->srv, &c->w->files, c->w->now_ms, sock_is_tls(c->sock),
 		       sock_tls_servername(c->sock), ask, out);
 }

@@ -62,6 +62,10 @@ struct conn_proto {
 struct conn {
 	struct conn *prev, *next;    /* the worker's list, for timeouts and shutdown */
 	struct worker *w;
+	/* The configuration it was accepted under, held (server.h) for its
+	 * whole life: its TLS context points into it, and its responses into
+	 * its sites. A reload changes what new connections get. */
+	const struct server *srv;
 	struct sock *sock;           /* the transport: owned, opaque */
 	enum conn_state state;
 	const struct conn_proto *proto;

@@ -13,7 +13,7 @@ struct filecache_entry {
 	struct filecache_entry *hnext;             /* bucket chain */
 	struct filecache_entry *lru_prev, *lru_next;
 	uint32_t hash;
-	int root_fd;
+	uint64_t root_dev, root_ino;               /* the root folder's (file.h) */
 	int fd;                                    /* the cache's own, lent to responses */
 	unsigned leases;
 	bool listed;                               /* in the table (else freed at its last release) */
@@ -23,9 +23,9 @@ struct filecache_entry {
 	char rel[];
 };
 
-static uint32_t hash_of(int root_fd, const char *rel)
+static uint32_t hash_of(const struct file_root *root, const char *rel)
 {
-	uint32_t h = 2166136261u ^ (uint32_t)root_fd; /* FNV-1a */
+	uint32_t h = 2166136261u ^ (uint32_t)(root->ino ^ root->dev); /* FNV-1a */
 	for (const unsigned char *p = (const unsigned char *)rel; *p; p++)
 		h = (h ^ *p) * 16777619u;
 	return h;
@@ -93,11 +93,12 @@ static void drop(struct filecache *fc, struct filecache_entry *e)
 		entry_free(fc, e);
 }
 
-static struct filecache_entry *find(struct filecache *fc, int root_fd, const char *rel,
-				    uint32_t h)
+static struct filecache_entry *find(struct filecache *fc, const struct file_root *root,
+				    const char *rel, uint32_t h)
 {
 	for (struct filecache_entry *e = fc->buckets[h % FILECACHE_BUCKETS]; e; e = e->hnext)
-		if (e->hash == h && e->root_fd == root_fd && strcmp(e->rel, rel) == 0)
+		if (e->hash == h && e->root_ino == root->ino && e->root_dev == root->dev &&
+		    strcmp(e->rel, rel) == 0)
 			return e;
 	return NULL;
 }
@@ -137,17 +138,17 @@ static bool by_fd_fits(struct filecache *fc, int fd)
 	return true;
 }
 
-int filecache_open(struct filecache *fc, int root_fd, const char *rel, uint64_t now_ms,
-		   struct stat *st, const void **mem)
+int filecache_open(struct filecache *fc, const struct file_root *root, const char *rel,
+		   uint64_t now_ms, struct stat *st, const void **mem)
 {
-	uint32_t h = hash_of(root_fd, rel);
-	struct filecache_entry *e = fc->max ? find(fc, root_fd, rel, h) : NULL;
+	uint32_t h = hash_of(root, rel);
+	struct filecache_entry *e = fc->max ? find(fc, root, rel, h) : NULL;
 
 	if (e) {
 		struct stat now;
 		if (now_ms - e->checked_ms < FILECACHE_VALID_MS) {
 			fc->hits++;
-		} else if (fstatat(root_fd, rel, &now, 0) == 0 && same_file(&now, &e->st)) {
+		} else if (fstatat(root->fd, rel, &now, 0) == 0 && same_file(&now, &e->st)) {
 			/* A stat by path only compares: on any difference the
 			 * file is opened again through openat2, whose rules
 			 * (RESOLVE_BENEATH) decide what may be served. */
@@ -168,7 +169,7 @@ int filecache_open(struct filecache *fc, int root_fd, const char *rel, uint64_t 
 	fc->misses++;
 	if (mem)
 		*mem = NULL;
-	int fd = file_open_beneath(root_fd, rel, st);
+	int fd = file_open_beneath(root->fd, rel, st);
 	if (fd >= 0)
 		fc->open++;
 	if (fd < 0 || !S_ISREG(st->st_mode) || fc->max == 0 || !by_fd_fits(fc, fd))
@@ -181,7 +182,8 @@ int filecache_open(struct filecache *fc, int root_fd, const char *rel, uint64_t 
 		drop(fc, fc->lru_tail);
 	memcpy(e->rel, rel, len + 1);
 	e->hash = h;
-	e->root_fd = root_fd;
+	e->root_dev = root->dev;
+	e->root_ino = root->ino;
 	e->fd = fd;
 	e->listed = true;
 	e->st = *st;

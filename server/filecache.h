@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "server/file.h"
+
 #define FILECACHE_VALID_MS 1000
 #define FILECACHE_MAX 1024  /* entries per worker, fewer when fds are few */
 #define FILECACHE_BUCKETS 2048
@@ -54,12 +56,13 @@ struct filecache {
 /* max from the open-file limit: the cache holds at most 1/16 of it. */
 void filecache_init(struct filecache *fc);
 
-/* As file_open_beneath (file.h): an fd and the stat it was opened with;
- * regular files come through the cache. The fd is the caller's until it
+/* As file_open_beneath (file.h) beneath root->fd: an fd and the stat it was
+ * opened with; regular files come through the cache, by root folder (its
+ * device and inode, not its fd number) and path. The fd is the caller's until it
  * calls filecache_release, never close. *mem (mem may be NULL): the whole
  * file's bytes when the cache keeps them, else NULL; valid until the
  * release. */
-int filecache_open(struct filecache *fc, int root_fd, const char *relpath, uint64_t now_ms,
+int filecache_open(struct filecache *fc, const struct file_root *root, const char *relpath, uint64_t now_ms,
 		   struct stat *st, const void **mem);
 
 /* Gives back an fd filecache_open returned (or closes it, if the cache

@@ -378,7 +378,7 @@ struct h1_block {
 
 static bool parser_take(struct conn *c)
 {
-	const struct config *cfg = c->w->srv->cfg;
+	const struct config *cfg = c->srv->cfg;
 	struct h1_exchange *x = &c->h1;
 	struct h1_limits lim = {
 		.max_header_bytes = cfg->max_header_bytes,
@@ -419,7 +419,7 @@ static void parser_give_back(struct conn *c)
 /* The last byte of the response is out: keep-alive or close. */
 static void response_finish(struct conn *c)
 {
-	const struct config *cfg = c->w->srv->cfg;
+	const struct config *cfg = c->srv->cfg;
 	struct h1_exchange *x = &c->h1;
 
 	on_response_done(c, x->resp->truncated ? ACCESS_END_TRUNCATED : ACCESS_END_COMPLETE);
@@ -472,7 +472,7 @@ static void start_response(struct conn *c)
 	x->resp->body_len = 0;
 	x->resp->truncated = false;
 	x->resp->file.content_encoding = NULL; /* until respond_file says what it serves */
-	conn_set_deadline(c, c->w->srv->cfg->send_timeout_ms);
+	conn_set_deadline(c, c->srv->cfg->send_timeout_ms);
 }
 
 static void read_head(struct conn *c)
@@ -493,7 +493,7 @@ static void read_head(struct conn *c)
 				return;
 			if (!x->head_started) {
 				x->head_started = true;
-				conn_set_deadline(c, c->w->srv->cfg->header_timeout_ms);
+				conn_set_deadline(c, c->srv->cfg->header_timeout_ms);
 			}
 			enum h1_parse_result pr = h1_parser_feed(x->parser, p, avail, &used);
 			sock_consume(s, used);
@@ -536,7 +536,7 @@ static void read_head(struct conn *c)
 
 static void h1_start(struct conn *c)
 {
-	const struct config *cfg = c->w->srv->cfg;
+	const struct config *cfg = c->srv->cfg;
 	struct h1_exchange *x = &c->h1;
 
 	x->phase = H1_READ_HEAD;
@@ -579,7 +579,7 @@ static void h1_tick(struct conn *c)
 	if (c->h1.phase == H1_RESPOND) {
 		/* The send timeout runs from the last byte the socket took. */
 		uint64_t sent = sock_sent_ms(c->sock), from = c->h1.resp->start_ms;
-		c->deadline_ms = (sent > from ? sent : from) + c->w->srv->cfg->send_timeout_ms;
+		c->deadline_ms = (sent > from ? sent : from) + c->srv->cfg->send_timeout_ms;
 	}
 }
 

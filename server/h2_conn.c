@@ -296,7 +296,7 @@ static int env_reopen(void *ctx, const void *root, const char *rel,
 {
 	struct conn *c = ctx;
 	struct stat st;
-	int fd = filecache_open(&c->w->files, resolve_root_fd(root), rel, c->w->now_ms, &st, mem);
+	int fd = filecache_open(&c->w->files, resolve_root(root), rel, c->w->now_ms, &st, mem);
 
 	if (fd < 0)
 		return -1;

@@ -43,25 +43,32 @@ static int remove_stale(const struct config_listen *l)
 	return -EADDRINUSE;
 }
 
+/* bind(2) makes the file with mode 0777 & ~umask (unix(7)): 0666 with a
+ * umask of 0111 for the call. Start-up has one thread, so the process-wide
+ * umask is ours meanwhile. */
+static int bind_0666(int fd, const struct config_listen *l)
+{
+	mode_t old = umask(0111);
+	int rc = bind(fd, (const struct sockaddr *)&l->addr, l->addrlen) < 0 ? -errno : 0;
+
+	umask(old);
+	return rc;
+}
+
 static int bind_unix(const struct config_listen *l)
 {
-	const struct sockaddr_un *a = (const struct sockaddr_un *)&l->addr;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), rc;
 
 	if (fd < 0)
 		return -errno;
-	rc = bind(fd, (const struct sockaddr *)a, l->addrlen) < 0 ? -errno : 0;
+	rc = bind_0666(fd, l);
 	if (rc == -EADDRINUSE) {
 		rc = remove_stale(l);
 		if (rc == 0)
-			rc = bind(fd, (const struct sockaddr *)a, l->addrlen) < 0 ? -errno : 0;
+			rc = bind_0666(fd, l);
 		if (rc == -EEXIST || rc == -EADDRINUSE)
 			goto logged;
 	}
-	/* Before listen(): nobody can connect yet, whatever the umask made
-	 * of the mode meanwhile. */
-	if (rc == 0 && chmod(a->sun_path, 0666) < 0)
-		rc = -errno;
 	if (rc == 0 && listen(fd, UNIX_BACKLOG) < 0)
 		rc = -errno;
 	if (rc == 0)
@@ -72,7 +79,7 @@ logged:
 	return rc;
 }
 
-static void close_list(struct config_listen *l, size_t n)
+static void remove_list(const struct config_listen *l, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (!l[i].bound_here)
@@ -87,6 +94,20 @@ static void close_list(struct config_listen *l, size_t n)
 			log_msg(LOG_INFO,
 			        "listen %s: cannot remove %s: %s; the next start replaces it",
 			        l[i].text, a->sun_path, strerror(errno));
+	}
+}
+
+void listen_unix_remove(const struct config *cfg)
+{
+	remove_list(cfg->listen, cfg->nlisten);
+	remove_list(cfg->listen_plain, cfg->nlisten_plain);
+}
+
+static void close_list(struct config_listen *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!l[i].bound_here)
+			continue;
 		close(l[i].fd);
 		l[i].fd = 0;
 		l[i].bound_here = false;
@@ -110,7 +131,7 @@ static int open_list(struct config_listen *l, size_t n)
 		struct stat st;
 		l[i].fd = fd;
 		l[i].bound_here = true;
-		l[i].bound_ino = stat(((struct sockaddr_un *)&l[i].addr)->sun_path, &st) == 0
+		l[i].bound_ino = lstat(((struct sockaddr_un *)&l[i].addr)->sun_path, &st) == 0
 		                     ? (uint64_t)st.st_ino
 		                     : 0;
 	}
@@ -123,7 +144,9 @@ int listen_unix_open(struct config *cfg)
 
 	if (rc == 0)
 		rc = open_list(cfg->listen_plain, cfg->nlisten_plain);
-	if (rc < 0)
+	if (rc < 0) {
+		listen_unix_remove(cfg);
 		listen_unix_close(cfg);
+	}
 	return rc;
 }

@@ -9,11 +9,14 @@
  *
  * The file: mode 0666, as nginx makes it, so that a proxy running as
  * another user can connect; who may reach it is decided by the directory
- * it is in. A file left at the path by a ktlsd that died is replaced when
- * it is a socket nobody accepts on; anything else (a regular file, a
- * socket someone listens on) is refused and left alone. At exit the file
- * is removed; under --user only if USER may write to its directory, and
- * otherwise the next start replaces it as left over. */
+ * it is in. The mode comes from the umask at bind, never from a chmod by
+ * path after it: the directory may be someone else's, and a symbolic link
+ * swapped in between would have root make any file world-writable. A file
+ * left at the path by a ktlsd that died is replaced when it is a socket
+ * nobody accepts on; anything else (a regular file, a socket someone
+ * listens on) is refused and left alone. At exit the file is removed if it
+ * is still the one bound (by the privileged helper under --user: the
+ * server may not write to its directory). */
 #ifndef KTLSD_SERVER_LISTEN_UNIX_H
 #define KTLSD_SERVER_LISTEN_UNIX_H
 
@@ -25,7 +28,11 @@
  * (what was bound before it is closed and removed again). */
 int listen_unix_open(struct config *cfg);
 
-/* Closes the sockets listen_unix_open bound and removes their files. */
+/* Closes the sockets listen_unix_open bound (their files stay). */
 void listen_unix_close(struct config *cfg);
+
+/* Removes the files of the sockets listen_unix_open bound, each only if it
+ * is still the one bound (a ktlsd started meanwhile may have replaced it). */
+void listen_unix_remove(const struct config *cfg);
 
 #endif

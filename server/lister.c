@@ -358,7 +358,14 @@ struct lister_job *lister_job_new(int root_fd, const char *rel, bool dotfiles,
 		free(j);
 		return NULL;
 	}
-	j->root_fd = root_fd;
+	/* The job's own: a connection that goes away leaves its job running
+	 * on the thread, and the root it came from may be closed (a reload's
+	 * old configuration, freed) and its number reused meanwhile. */
+	j->root_fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+	if (j->root_fd < 0) {
+		free(j);
+		return NULL;
+	}
 	j->dotfiles = dotfiles;
 	j->format = format;
 	memcpy(j->rel, rel, len + 1);
@@ -372,6 +379,7 @@ void lister_job_free(struct lister_job *job)
 		return;
 	if (job->fd >= 0)
 		close(job->fd);
+	close(job->root_fd);
 	free(job);
 }
 

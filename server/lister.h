@@ -49,7 +49,7 @@ struct lister_job;
 struct lister_job {
 	struct lister_job *next;
 	/* What to list (the submitter's, read by the thread). */
-	int root_fd;
+	int root_fd;                 /* the job's own duplicate */
 	bool dotfiles;
 	enum autoindex_format format;
 	char rel[PATH_MAX];
@@ -87,8 +87,8 @@ struct lister {
  * process may use, for the thread. */
 void lister_init(struct lister *l, struct io_uring *ring);
 
-/* A job for folder rel (as static_target gives it) beneath root_fd, or
- * NULL (no memory). */
+/* A job for folder rel (as static_target gives it) beneath root_fd (the
+ * job holds a duplicate of its own), or NULL (no memory, no fd). */
 struct lister_job *lister_job_new(int root_fd, const char *rel, bool dotfiles,
                                   enum autoindex_format format);
 /* Frees a job (and its fd, if still set) that is not with the thread. */

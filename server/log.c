@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "server/file_create.h"
+
 static int error_fd = 2;
 static const char *error_path; /* NULL: stderr */
 /* Set at start and by SIGHUP (main thread), read by every worker: atomic,
@@ -16,27 +18,31 @@ static const char *error_path; /* NULL: stderr */
 static atomic_int error_level = LOG_INFO;
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
+const char *log_file_named(const char *path)
+{
+	return !path || strcmp(path, "stderr") == 0 || strcmp(path, "/dev/stderr") == 0 ? NULL
+											  : path;
+}
+
 int log_open(const char *path, int level)
 {
 	log_set_level(level);
-	if (!path || strcmp(path, "stderr") == 0) {
+	if (!log_file_named(path)) {
 		error_fd = 2;
 		return 0;
 	}
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	int fd = file_create_log(path, NULL);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	error_fd = fd;
 	error_path = path;
 	return 0;
 }
 
-int log_file_reopen_onto(const char *path, int fd)
+int log_file_replace(int fd, int nfd)
 {
-	int nfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644), rc = 0;
+	int rc = 0;
 
-	if (nfd < 0)
-		return -errno;
 	/* dup3 swaps the file under the same number at once: a write in
 	 * another thread goes wholly to the old file or to the new. */
 	if (dup3(nfd, fd, O_CLOEXEC) < 0)
@@ -45,9 +51,30 @@ int log_file_reopen_onto(const char *path, int fd)
 	return rc;
 }
 
+int log_file_reopen_onto(const char *path, int fd)
+{
+	int nfd = file_create_log(path, NULL);
+
+	return nfd < 0 ? nfd : log_file_replace(fd, nfd);
+}
+
 int log_reopen(void)
 {
 	return error_path ? log_file_reopen_onto(error_path, error_fd) : 0;
+}
+
+int log_replace(int nfd)
+{
+	if (!error_path) {
+		close(nfd);
+		return 0;
+	}
+	return log_file_replace(error_fd, nfd);
+}
+
+int log_fd(void)
+{
+	return error_fd;
 }
 
 void log_set_level(int level)

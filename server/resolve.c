@@ -25,9 +25,9 @@ static int open_file(void *ctx, const char *rel, struct stat *st, const void **m
 	const struct opener_ctx *o = ctx;
 
 	if (o->fc)
-		return filecache_open(o->fc, o->site->root_fd, rel, o->now_ms, st, mem);
+		return filecache_open(o->fc, &o->site->root, rel, o->now_ms, st, mem);
 	*mem = NULL;
-	return file_open_beneath(o->site->root_fd, rel, st);
+	return file_open_beneath(o->site->root.fd, rel, st);
 }
 
 static void close_file(void *ctx, int fd)
@@ -99,12 +99,12 @@ void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now
 		out->file.recent = (int64_t)time(NULL) - out->file.mtime_sec < ETAG_SETTLED_S;
 }
 
-int resolve_root_fd(const void *root)
+const struct file_root *resolve_root(const void *root)
 {
-	return ((const struct site *)root)->root_fd;
+	return &((const struct site *)root)->root;
 }
 
 struct lister_job *resolve_listing(const struct static_target *res, enum autoindex_format f)
 {
-	return lister_job_new(resolve_root_fd(res->root), res->rel, res->list_dotfiles, f);
+	return lister_job_new(resolve_root(res->root)->fd, res->rel, res->list_dotfiles, f);
 }

@@ -13,6 +13,7 @@
 
 struct server;
 struct filecache;
+struct file_root;
 struct lister_job;
 
 /* The request's site and the file it asks for:
@@ -34,8 +35,8 @@ void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now
  * names, else the default (0). */
 unsigned resolve_conn_site(const struct server *srv, const char *sni);
 
-/* The root_fd behind static_target's root, to open its rel again. */
-int resolve_root_fd(const void *root);
+/* The root behind static_target's root, to open its rel again. */
+const struct file_root *resolve_root(const void *root);
 
 /* The job that lists res (status STATIC_LIST_DIR, from resolve_target) as
  * f, beneath the root it was resolved in, or NULL (no memory). */

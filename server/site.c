@@ -1,6 +1,8 @@
 #include "server/site.h"
 
+#include "server/conf_files.h"
 #include "server/config.h"
+#include "server/file_read.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 _Static_assert(CONFIG_MAX_HEADERS <= RESP_EXTRA_MAX, "a site's fields must fit a response");
@@ -42,13 +45,14 @@ static int build_extras(struct site *s)
 	return 0;
 }
 
-static int build_mime(struct site *s, const char *mime_file, char *err, size_t errlen)
+static int build_mime(struct site *s, const char *mime_text, size_t mime_len, char *err,
+		      size_t errlen)
 {
 	const struct config_site *cfg = s->cfg;
 
 	if (cfg->nmime_overrides == 0)
 		return 0;
-	if (mime_table_load(&s->mime, mime_file) < 0)
+	if (mime_table_load(&s->mime, mime_text, mime_len) < 0)
 		goto nomem;
 	for (size_t i = 0; i < cfg->nmime_overrides; i++) {
 		char ext[80];
@@ -73,27 +77,56 @@ nomem:
 	return -ENOMEM;
 }
 
+/* One certificate pair's files into p: 0, or -EINVAL with a one-line
+ * reason naming the file ("key /etc/k.pem: Permission denied"). */
+static int read_pair(struct tls_cert_pair *p, struct conf_files *cf, char *err, size_t errlen)
+{
+	int rc = conf_files_read(cf, p->cert_file, &p->cert_pem, &p->cert_len);
+
+	if (rc < 0) {
+		snprintf(err, errlen, "cert %s: %s", p->cert_file, file_read_error(rc));
+		return -EINVAL;
+	}
+	rc = conf_files_read(cf, p->key_file, &p->key_pem, &p->key_len);
+	if (rc < 0) {
+		snprintf(err, errlen, "key %s: %s", p->key_file, file_read_error(rc));
+		tls_pem_release(p);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int site_build(struct site *s, const struct config_site *cfg, const struct mime_table *types,
-	       const char *mime_file, char *err, size_t errlen)
+	       const char *mime_text, size_t mime_len, struct conf_files *cf, char *err,
+	       size_t errlen)
 {
 	char what[96];
+	struct stat st;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
 	s->cfg = cfg;
 	s->types = types;
-	s->root_fd = open(cfg->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (s->root_fd < 0) {
+	s->root.fd = conf_files_open_dir(cf, cfg->root);
+	if (s->root.fd < 0) {
+		rc = s->root.fd;
+		config_site_label(cfg, "root", what, sizeof(what));
+		snprintf(err, errlen, "%s %s: %s", what, cfg->root, file_read_error(rc));
+		return rc;
+	}
+	if (fstat(s->root.fd, &st) < 0) {
 		rc = -errno;
 		config_site_label(cfg, "root", what, sizeof(what));
 		snprintf(err, errlen, "%s %s: %s", what, cfg->root, strerror(-rc));
 		return rc;
 	}
+	s->root.dev = (uint64_t)st.st_dev;
+	s->root.ino = (uint64_t)st.st_ino;
 	for (size_t i = 0; i < cfg->ncerts; i++) {
 		s->certs[i].cert_file = cfg->certs[i].cert_file;
 		s->certs[i].key_file = cfg->certs[i].key_file;
 		s->ncerts++;
-		if (tls_pem_read(&s->certs[i], err, errlen) < 0) {
+		if (read_pair(&s->certs[i], cf, err, errlen) < 0) {
 			if (cfg->name) { /* name the site: its files may be the top level's */
 				char reason[512];
 				snprintf(reason, sizeof(reason), "%s", err);
@@ -106,14 +139,14 @@ int site_build(struct site *s, const struct config_site *cfg, const struct mime_
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	return build_mime(s, mime_file, err, errlen);
+	return build_mime(s, mime_text, mime_len, err, errlen);
 }
 
 void site_release(struct site *s)
 {
-	if (s->root_fd >= 0)
-		close(s->root_fd);
-	s->root_fd = -1;
+	if (s->root.fd >= 0)
+		close(s->root.fd);
+	s->root.fd = -1;
 	mime_table_free(s->mime);
 	s->mime = NULL;
 	for (size_t i = 0; i < CONFIG_MAX_CERTS; i++)

@@ -11,10 +11,13 @@
 #include "proto/mime.h"
 #include "proto/static_file.h"
 #include "server/config-t.h"
+#include "server/file.h"
+
+struct conf_files;
 
 struct site {
 	const struct config_site *cfg;
-	int root_fd;
+	struct file_root root;        /* fd -1: not opened */
 	struct mime_table *mime;      /* its own when it has --mime-type lines */
 	const struct mime_table *types; /* mime, or else the server's shared table */
 	struct tls_cert_pair certs[CONFIG_MAX_CERTS];
@@ -24,13 +27,15 @@ struct site {
 	struct resp_extras extras;
 };
 
-/* Opens the root, reads the certificates and keys (before privileges are
- * dropped) and prepares the rest. types is the server's table, which a
- * site without overrides shares. On failure a one-line reason in err
- * ("--root /x: No such file or directory") and -errno; site_release then
- * frees what was built. */
+/* Opens the root, reads the certificates and keys through cf (conf_files.h:
+ * NULL reads them from disk) and prepares the rest. types is the server's
+ * table, which a site without overrides shares; a site with --mime-type
+ * lines builds its own from mime_text (the mime.types bytes, NULL: none).
+ * On failure a one-line reason in err ("--root /x: No such file or
+ * directory") and -errno; site_release then frees what was built. */
 int site_build(struct site *s, const struct config_site *cfg, const struct mime_table *types,
-	       const char *mime_file, char *err, size_t errlen);
+	       const char *mime_text, size_t mime_len, struct conf_files *cf, char *err,
+	       size_t errlen);
 void site_release(struct site *s);
 
 #endif

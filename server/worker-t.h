@@ -34,8 +34,11 @@ struct conn;
 struct conn_proto;
 struct addr_limit;
 
-/* Read-only after start; every worker points at the same one. */
+/* Read-only once built (server.h), and counted: the main thread, the
+ * workers and the connections that use one each hold a reference. */
 struct server {
+	atomic_uint refs;            /* server_get, server_put */
+	struct config *owned_cfg;    /* freed with it (a reload's); NULL: main's, at start */
 	const struct config *cfg;
 	/* [0] serves requests that name no site (the top level's when it has
 	 * a root, else the first section's); the rest in the config's order. */
@@ -50,7 +53,8 @@ struct server {
 	bool seal_records;           /* without kernel TLS, ktlsd seals records (--tls-records) */
 	struct tls_settings tls;
 	/* The access log file, the same for every configuration (the main
-	 * thread's: it cannot change without a restart). */
+	 * thread's: it cannot change without a restart; main sets it on the
+	 * first, server_new copies it from the running one). */
 	const struct access_log_file *access_log;
 	/* The protocols a connection may run (main.c fills them in). */
 	const struct conn_proto *h1, *h2;

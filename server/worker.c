@@ -16,7 +16,7 @@
 
 #include "proto/httpdate.h"
 #include "server/conn.h"
-#include "server/privs.h"
+#include "server/server.h"
 #include "server/stats.h"
 
 #define RING_ENTRIES 1024
@@ -89,7 +89,7 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 	char err[512];
 
 	w->id = id;
-	w->srv = srv;
+	w->srv = server_get(srv);
 	w->wake_fd = -1;
 	w->alog.fd = -1;
 	for (size_t i = 0; i < cfg->nlisten + cfg->nlisten_plain; i++) {
@@ -265,10 +265,12 @@ static void begin_stop(struct worker *w)
 	}
 }
 
-/* Switches new connections to next. Refuses (and keeps the running
- * configuration) a next without TLS while this worker has a TLS listener:
- * its connections would meet a NULL context. main refuses such a reload
- * before it gets here; this is the worker's own guard for that invariant. */
+/* Switches new connections to next, whose reference it takes (and drops
+ * the running one's: connections hold their own). Refuses (and keeps the
+ * running configuration) a next without TLS while this worker has a TLS
+ * listener: its connections would meet a NULL context. main refuses such a
+ * reload before it gets here; this is the worker's own guard for that
+ * invariant. */
 static void apply_reload(struct worker *w, const struct server *next)
 {
 	struct tls_server *tls = NULL;
@@ -280,16 +282,19 @@ static void apply_reload(struct worker *w, const struct server *next)
 				"worker %u: reload without TLS while a TLS listener is open; "
 				"keeping the running configuration",
 				w->id);
+			server_put(next);
 			return;
 		}
 	}
 	if (next->cfg->nlisten > 0 && tls_server_new(&tls, &next->tls, err, sizeof(err)) < 0) {
 		log_msg(LOG_ERROR, "worker %u: reload: %s; keeping the running configuration",
 			w->id, err);
+		server_put(next);
 		return;
 	}
 	tls_server_put(w->tls);
 	w->tls = tls;
+	server_put(w->srv);
 	w->srv = next;
 	access_log_set_format(&w->alog, next->cfg->access_log_format);
 }
@@ -448,7 +453,6 @@ static void *worker_main(void *arg)
 	pthread_setname_np(pthread_self(), name);
 	lister_init(&w->lister, &w->ring); /* before the pin: the process's CPUs */
 	pin_to_cpu(w);
-	privs_thread_forget();
 
 	w->start_error = ring_init(&w->ring, RING_ENTRIES, &w->feat);
 	if (w->start_error == 0) {
@@ -553,7 +557,8 @@ static void wake(struct worker *w)
 
 void worker_request_reload(struct worker *w, const struct server *next)
 {
-	atomic_store(&w->next_srv, next);
+	/* Two reloads before the worker woke: it takes the second only. */
+	server_put(atomic_exchange(&w->next_srv, server_get(next)));
 	wake(w);
 }
 
@@ -594,6 +599,9 @@ void worker_unprepare(struct worker *w)
 	pipepool_close(&w->pipes);
 	bufpool_drain(&w->bufs);
 	filecache_clear(&w->files);
+	server_put(atomic_exchange(&w->next_srv, NULL));
+	server_put(w->srv);
+	w->srv = NULL;
 	if (w->sem_ready)
 		sem_destroy(&w->ready);
 	w->sem_ready = false;

@@ -8,7 +8,8 @@
 #include "server/worker-t.h"
 
 /* Creates the listening sockets of worker id (bind errors are reported here,
- * before any thread starts). 0 or -errno with a logged reason. */
+ * before any thread starts), holding a reference to srv until it is
+ * joined or unprepared. 0 or -errno with a logged reason. */
 int worker_prepare(struct worker *w, unsigned id, const struct server *srv);
 
 /* Undoes worker_prepare (also a partial one) for a worker never started. */
@@ -39,8 +40,8 @@ bool worker_wait_until(struct worker *w, const struct timespec *deadline);
 
 /* Hands the worker a new configuration (from the main thread, SIGHUP): it
  * builds its own TLS context from it and uses both for new connections;
- * connections in flight finish with what they started with. next must stay
- * alive until the worker is joined. */
+ * connections in flight finish with what they started with. The worker
+ * takes its own reference to next (server.h). */
 void worker_request_reload(struct worker *w, const struct server *next);
 
 void worker_join(struct worker *w);

@@ -33,6 +33,24 @@ squeeze() {
 	tr -s ' \n' '  ' | sed 's/: /:/g'
 }
 
+# unit_filter UNIT: the calls the unit's SystemCallFilter= lines admit, as
+# systemd reads them (systemd.exec(5)): the first line an allow list, each
+# later one adding to it (NAMES) or taking from it (~NAMES), in order.
+unit_filter() {
+	local line set="" rest
+	while IFS= read -r line; do
+		case $line in
+		'~'*)
+			read -ra rest <<<"${line#\~}"
+			set=$(comm -23 <(printf '%s' "$set") <(syscall_set "${rest[@]}"))$'\n' ;;
+		*)
+			read -ra rest <<<"$line"
+			set=$(printf '%s%s\n' "$set" "$(syscall_set "${rest[@]}")" | grep . | sort -u)$'\n' ;;
+		esac
+	done < <(sed -n 's/^SystemCallFilter=//p' "$1")
+	printf '%s' "$set" | grep .
+}
+
 # syscall_set FILTER...: the calls a unit's SystemCallFilter= values name,
 # groups expanded (systemd-analyze syscall-filter), one a line, sorted.
 syscall_set() {
@@ -169,9 +187,9 @@ else
 		elif ! command -v strace >/dev/null; then
 			fail "strace installed" "not found (scripts/install-deps installs it)"
 		else
-			read -ra allow < <(sed -n 's/^SystemCallFilter=\([^~]\)/\1/p' "$unit" | tr '\n' ' ')
-			read -ra deny < <(sed -n 's/^SystemCallFilter=~//p' "$unit" | tr '\n' ' ')
-			comm -23 <(syscall_set "${allow[@]}") <(syscall_set "${deny[@]}") >"$T/allowed"
+			unit_filter "$unit" >"$T/allowed"
+			check "... the filter admits capset again after ~@privileged" grep -qx capset "$T/allowed"
+			check "... and not setuid" sh -c '! grep -qx setuid "$1"' sh "$T/allowed"
 			PORT=$(freeport)
 			PPORT=$(freeport)
 			BASE="https://localhost:$PORT"

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "server/config.h"
@@ -47,7 +48,7 @@ static void run_argv(struct run *r, ...)
 	err = open_memstream(&r->err, &r->errlen);
 	ck_assert_ptr_nonnull(out);
 	ck_assert_ptr_nonnull(err);
-	r->rc = config_load(&r->cfg, argc, argv, out, err);
+	r->rc = config_load(&r->cfg, argc, argv, NULL, out, err);
 	fclose(out);
 	fclose(err);
 }
@@ -985,6 +986,28 @@ START_TEST(test_file_errors)
 	fclose(fp);
 	ck_assert_str_eq(err, "ktlsd: /tmp: cannot read: Is a directory\n");
 	free(err);
+
+	/* A FIFO is refused at once, not waited on for a writer; so is a
+	 * device. */
+	char fifo[] = "/tmp/ktlsd-test-config-fifo-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(fifo));
+	char fifo_path[sizeof(fifo) + 8];
+	snprintf(fifo_path, sizeof(fifo_path), "%s/fifo", fifo);
+	ck_assert_int_eq(mkfifo(fifo_path, 0600), 0);
+	fp = open_memstream(&err, &len);
+	ck_assert_int_eq(config_parse_file(&cfg, fifo_path, fp), -EINVAL);
+	fclose(fp);
+	char want[sizeof(fifo_path) + 64];
+	snprintf(want, sizeof(want), "ktlsd: %s: cannot open: not a regular file\n", fifo_path);
+	ck_assert_str_eq(err, want);
+	free(err);
+	unlink(fifo_path);
+	rmdir(fifo);
+	fp = open_memstream(&err, &len);
+	ck_assert_int_eq(config_parse_file(&cfg, "/dev/null", fp), -EINVAL);
+	fclose(fp);
+	ck_assert_str_eq(err, "ktlsd: /dev/null: cannot open: not a regular file\n");
+	free(err);
 	config_free(&cfg);
 
 	/* Through config_load: the file's error, and nothing from the flags. */
@@ -1007,12 +1030,13 @@ START_TEST(test_override_order)
 	ck_assert_str_eq(r.cfg.config_file, path);
 	done(&r);
 
-	RUN_OK(&r,
-	       "--config="
-	       "/dev/null",
-	       "--root", "/");
-	ck_assert_str_eq(r.cfg.config_file, "/dev/null");
+	char *empty = conf("");
+	char eq[128];
+	snprintf(eq, sizeof(eq), "--config=%s", empty);
+	RUN_OK(&r, eq, "--root", "/");
+	ck_assert_str_eq(r.cfg.config_file, empty);
 	done(&r);
+	unconf(empty);
 	unconf(path);
 }
 END_TEST

@@ -270,7 +270,7 @@ int main(void)
 {
 	Suite *s = suite_create("static_target");
 	TCase *tc = tcase_create("resolve");
-	if (mime_table_load(&mime, NULL) < 0)
+	if (mime_table_load(&mime, NULL, 0) < 0)
 		return 1;
 	tcase_add_test(tc, file);
 	tcase_add_test(tc, directory_listing);
