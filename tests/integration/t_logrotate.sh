@@ -67,6 +67,40 @@ check "SIGUSR1: the error log is reopened too (a line in the new file)" \
 	grep -q 'SIGUSR1: logs reopened' "$elog"
 check "SIGUSR1: the error log's old file stays as it was renamed" test -s "$elog.1"
 
+# --- under --user, logrotate's "create" in a folder of root's ----------------
+# logrotate renames the logs and makes new empty ones owned as the old ones
+# were (root, 0644), then signals: the privileged helper reopens them, the
+# server (nobody) could not.
+if [ "$(id -u)" -eq 0 ]; then
+	rl=$T/rootlogs
+	mkdir -p "$rl"
+	chmod 755 "$rl"
+	start_ktlsd --user nobody --access-log "$rl/access.log" --error-log "$rl/error.log" || return 0
+	for i in 1 2; do
+		kcurl -o /dev/null "$BASE/a.txt?create=$i"
+		wait_until 10 grep -q "create=$i" "$rl/access.log"
+		mv "$rl/access.log" "$rl/access.log.$i"
+		mv "$rl/error.log" "$rl/error.log.$i"
+		install -m 644 -o root -g root /dev/null "$rl/access.log"
+		install -m 644 -o root -g root /dev/null "$rl/error.log"
+		kill -USR1 "$KTLSD_PID"
+		wait_until 10 grep -q 'SIGUSR1: logs reopened' "$rl/error.log"
+		check "--user, logrotate create #$i: the error log is reopened (a line in the new file)" \
+			grep -q 'SIGUSR1: logs reopened' "$rl/error.log"
+	done
+	kcurl -o /dev/null "$BASE/a.txt?create=after"
+	wait_until 10 grep -q 'create=after' "$rl/access.log"
+	check "--user, logrotate create: new lines go to the new access log" \
+		grep -q 'create=after' "$rl/access.log"
+	check "... each rotated file kept its own lines" \
+		sh -c 'grep -q "create=1" "$1/access.log.1" && grep -q "create=2" "$1/access.log.2"' sh "$rl"
+	check "... and none went to a deleted file" \
+		sh -c '! ls -l /proc/"$1"/fd | grep -q "(deleted)"' sh "$KTLSD_PID"
+	stop_ktlsd
+else
+	printf 'skip %s: %s\n' "$TEST" "logrotate under --user needs root" | tee -a "$RESULTS"
+fi
+
 # --- an access log that cannot be reopened stays where it was ----------------
 mkdir -p "$T/logdir"
 start_ktlsd --access-log "$T/logdir/access.log" || return 0
