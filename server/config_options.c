@@ -195,19 +195,22 @@ const struct opt config_options[] = {
         "built-in list fills in what the file lacks, or all of it if the file cannot be read."),
 
     OPT("access-log", "FILE|stdout|stderr|off", T_PATH_OR, G_LOG, OFF(access_log), "off",
-        "Log each request to FILE (reopened on SIGUSR1 and SIGHUP), or to stdout or stderr as "
-        "they are: a pipe, a socket (journald), a terminal."),
+        "Log each request to FILE (reopened on SIGUSR1 and SIGHUP; never through a symbolic "
+        "link, nor a file with other hard links), or to stdout or stderr as they are: a pipe, "
+        "a socket (journald), a terminal."),
     OPT("access-log-format", "combined|json", T_ENUM, G_LOG, OFF(access_log_format), "combined",
         "combined: nginx's combined format, then ktlsd's fields (request time, protocol, TLS "
         "version, cipher, ktls= body= path, host=, sent=, end=); json: one JSON object per "
         "line with the same fields."),
     OPT("error-log", "FILE|stderr", T_PATH_OR, G_LOG, OFF(error_log), "stderr",
-        "Where errors and notices go."),
+        "Where errors and notices go (a FILE as --access-log's)."),
     OPT("log-level", "error|warn|info|debug", T_ENUM, G_LOG, OFF(log_level), "info",
         "Least severe message to log."),
-    OPT("pid-file", "FILE", T_STRING, G_LOG, OFF(pid_file), NULL, "Write the process id to FILE; it is removed at exit."),
+    OPT("pid-file", "FILE", T_STRING, G_LOG, OFF(pid_file), NULL, "Write the process id to FILE (never through a symbolic link); it is removed at exit."),
     OPT("user", "USER", T_STRING, G_GENERAL, OFF(user), NULL,
-        "After binding the listeners and reading the keys, run as USER (drops root)."),
+        "After binding the listeners and reading the keys, run as USER with no capability; a "
+        "privileged helper process stays root only to read the files a reload needs and to "
+        "reopen the logs."),
 };
 
 const size_t config_noptions = sizeof(config_options) / sizeof(config_options[0]);
