@@ -35,7 +35,8 @@ chown nobody "$logs"
 exits_at_once() {
 	local name=$1 want=$2 word=$3 rc
 	shift 3
-	timeout 10 "$KTLSD" "$@" >"$T/out" 2>"$T/err" </dev/null
+	# -k: a start stuck in open(2) never takes its SIGTERM (sigwait is not reached).
+	timeout -k 5 10 "$KTLSD" "$@" >"$T/out" 2>"$T/err" </dev/null
 	rc=$?
 	expect_eq "$name: exits $want at once" "$rc" "$want"
 	expect_eq "$name: one line on stderr" "$(grep -c '' "$T/err")" 1
@@ -92,6 +93,8 @@ check "... the file it points to is untouched" victim_intact
 
 ln -s "$victim" "$logs/ktlsd.pid"
 if start_ktlsd --user nobody --pid-file "$logs/ktlsd.pid"; then
+	# The listeners accept before the pid file is written.
+	wait_until 10 grep -q "pid-file $logs/ktlsd.pid" "$KTLSD_LOG"
 	check "--pid-file, a symbolic link: refused, said in one line" \
 		grep -q "pid-file $logs/ktlsd.pid: a symbolic link; not following it" "$KTLSD_LOG"
 	check "... the file it points to is untouched" victim_intact
@@ -101,6 +104,7 @@ fi
 rm -f "$logs/ktlsd.pid"
 ln "$victim" "$logs/ktlsd.pid"
 if start_ktlsd --user nobody --pid-file "$logs/ktlsd.pid"; then
+	wait_until 10 grep -q "pid-file $logs/ktlsd.pid" "$KTLSD_LOG"
 	check "--pid-file, a hard link: refused, not emptied" \
 		grep -q "pid-file $logs/ktlsd.pid: a file with other hard links" "$KTLSD_LOG"
 	stop_ktlsd
@@ -113,6 +117,7 @@ check "... the file is untouched" victim_intact
 # write to: the privileged helper removes it at exit.
 if start_ktlsd --user nobody --access-log "$logs/access.log" --error-log "$logs/error.log" \
 	--pid-file "$T/ktlsd.pid"; then
+	wait_until 10 test -s "$T/ktlsd.pid"
 	expect_eq "--pid-file: written" "$(cat "$T/ktlsd.pid")" "$KTLSD_PID"
 	fetch before /a.txt?planted=before
 	wait_until 10 grep -q 'planted=before' "$logs/access.log"
