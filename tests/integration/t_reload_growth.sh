@@ -68,6 +68,12 @@ slow_pid=$!
 wait_until 20 grep -q STARTED "$T/slow.out"
 check "a download under way, held open by its reader" grep -q STARTED "$T/slow.out"
 
+# And one over HTTP/2, paced by curl: it spans as many reloads as its
+# 8 s (or more, under load) hold.
+KCURL_HTTP=--http2 kcurl --max-time 120 --limit-rate 4M -o "$T/h2.b" "$BASE/big.bin" \
+	2>"$T/h2.err" &
+h2_pid=$!
+
 # Warm up: the first reloads grow the heaps to their working size.
 "$PY" "$CLIENTS" hups "$KTLSD_PID" "$elog" "$WARMUP" >"$T/hups.out"
 traffic warm
@@ -114,6 +120,10 @@ expect_eq "the download held open across every reload completes" "$(tail -n 1 "$
 	"OK $(size "$FIX/root/big.bin")"
 expect_eq "... byte-identical" "$(sha "$T/slow.b")" "$(cat "$FIX/big.sha256")"
 rm -f "$T/slow.b"
+wait "$h2_pid"
+expect_eq "an HTTP/2 download across reloads completes" "$?" 0
+expect_eq "... byte-identical" "$(sha "$T/h2.b")" "$(cat "$FIX/big.sha256")"
+rm -f "$T/h2.b"
 fetch end /a.txt
 expect_eq "the server serves after $((RELOADS + WARMUP)) reloads" "$STATUS" 200
 stop_ktlsd
