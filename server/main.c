@@ -277,18 +277,13 @@ static _Noreturn void quit_now(struct worker *workers, unsigned n, struct run *r
 	_exit(0);
 }
 
-/* The pid file, the privileged helper and the drop of every privilege:
- * the last of the start, before any thread. 0, or -1 after the logged
- * reason (the start fails: exit 1). */
+/* The privileged helper and the drop of every privilege: the last of the
+ * start, before any thread. 0, or -1 after the logged reason (the start
+ * fails: exit 1). */
 static int drop_privileges(struct run *r)
 {
 	struct config *cfg = &r->cfg;
 
-	if (cfg->pid_file) {
-		int rc = file_create_pid(cfg->pid_file, (long)getpid(), &r->pid_file);
-		if (rc < 0)
-			log_msg(LOG_WARN, "pid-file %s: %s", cfg->pid_file, file_create_error(rc));
-	}
 	if (cfg->user) {
 		if (!getpwnam(cfg->user)) {
 			log_msg(LOG_ERROR, "--user %s: no such user", cfg->user);
@@ -399,8 +394,16 @@ static int run(struct run *r, sigset_t *sigs)
 	int rc, code = 1;
 
 	notify_open(&r->notify);
-	if (listen_fds_take(cfg) < 0 || listen_unix_open(cfg) < 0)
+	/* Before the listeners: whoever sees the port open finds the pid. */
+	if (cfg->pid_file) {
+		rc = file_create_pid(cfg->pid_file, (long)getpid(), &r->pid_file);
+		if (rc < 0)
+			log_msg(LOG_WARN, "pid-file %s: %s", cfg->pid_file, file_create_error(rc));
+	}
+	if (listen_fds_take(cfg) < 0 || listen_unix_open(cfg) < 0) {
+		remove_run_files(r);
 		return 1;
+	}
 	raise_fd_limit();
 	/* Per-connection buffers of 64 KiB and more (the receive buffer, the
 	 * plaintext stage) come straight from mmap: only the pages a

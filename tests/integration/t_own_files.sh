@@ -93,7 +93,6 @@ check "... the file it points to is untouched" victim_intact
 
 ln -s "$victim" "$logs/ktlsd.pid"
 if start_ktlsd --user nobody --pid-file "$logs/ktlsd.pid"; then
-	# The listeners accept before the pid file is written.
 	wait_until 10 grep -q "pid-file $logs/ktlsd.pid" "$KTLSD_LOG"
 	check "--pid-file, a symbolic link: refused, said in one line" \
 		grep -q "pid-file $logs/ktlsd.pid: a symbolic link; not following it" "$KTLSD_LOG"
