@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #if defined(__x86_64__)
 #define FILTER_ARCH AUDIT_ARCH_X86_64
@@ -125,8 +126,16 @@ int syscall_filter_install(void)
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 
 	struct sock_fprog prog = {.len = (unsigned short)n, .filter = f};
-	/* prctl rather than seccomp(2): a unit's SystemCallFilter= that
-	 * admits @system-service refuses seccomp(2), not prctl. */
+	/* SPEC_ALLOW: on a CPU whose speculative store bypass mitigation is
+	 * left to prctl and seccomp (spec_store_bypass_disable=seccomp, the
+	 * default where it applies), a filter would otherwise switch it on
+	 * for every worker and slow all their code (the kernel's
+	 * Documentation/admin-guide/kernel-parameters.txt,
+	 * spec_store_bypass_disable); a machine that wants it says =on. Where
+	 * seccomp(2) is refused (an older unit's SystemCallFilter=), prctl
+	 * sets the same filter without the flag. */
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW, &prog) == 0)
+		return 0;
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0 ? -errno : 0;
 #endif
 }

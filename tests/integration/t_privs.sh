@@ -78,6 +78,14 @@ if start_ktlsd --user nobody --status-listen "127.0.0.1:$SPORT" --autoindex on \
 	expect_eq "--user: the server is not dumpable (its /proc/PID/status is root's)" \
 		"$(stat -c %u "/proc/$KTLSD_PID/status")" 0
 
+	# Where the kernel leaves the speculative store bypass mitigation to
+	# seccomp, the filter must not switch it on (it slows all code).
+	if grep -q seccomp /sys/devices/system/cpu/vulnerabilities/spec_store_bypass 2>/dev/null; then
+		expect_match "--user: the filter leaves the store bypass mitigation as it was" \
+			"$(awk '/^Speculation_Store_Bypass:/ { $1 = ""; print }' "/proc/$KTLSD_PID/status")" \
+			'^ *(thread vulnerable|vulnerable|not vulnerable)'
+	fi
+
 	helpers=$(pgrep -P "$KTLSD_PID" | tr '\n' ' ')
 	helper=${helpers%% *}
 	expect_eq "--user: one other process, the server's child" "$(printf '%s' "$helpers" | wc -w)" 1
