@@ -11,7 +11,7 @@
  *       makes DIR/fNNN.bin, COUNT files of 1 byte to MAXSIZE bytes.
  *   bytecheck cold DIR
  *       exit 0 if evicting DIR/f000.bin from the page cache works there
- *       (not on tmpfs), 1 if not.
+ *       (not on tmpfs), 1 if not, 2 if it could not be tried.
  *   bytecheck run [options]
  *       --port N --host ADDR   the server (127.0.0.1)
  *       --dir DIR              the files the server serves at /
@@ -151,8 +151,11 @@ static int cold_works(const char *dir)
 	snprintf(path, sizeof(path), "%s/f000.bin", dir);
 	int fd = open(path, O_RDONLY);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size == 0)
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size == 0) {
+		if (fd >= 0)
+			close(fd);
 		return 2;
+	}
 	fdatasync(fd);
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	size_t len = (size_t)st.st_size;
@@ -160,12 +163,18 @@ static int cold_works(const char *dir)
 	long page = sysconf(_SC_PAGESIZE);
 	size_t pages = (len + (size_t)page - 1) / (size_t)page, resident = 0;
 	unsigned char *vec = malloc(pages);
-	if (m == MAP_FAILED || !vec || mincore(m, len, vec) < 0)
-		return 2;
-	for (size_t i = 0; i < pages; i++)
-		resident += vec[i] & 1;
-	printf("%s: %zu of %zu pages still cached after eviction\n", path, resident, pages);
-	return resident == pages ? 1 : 0;
+	int rc = 2;
+	if (m != MAP_FAILED && vec && mincore(m, len, vec) == 0) {
+		for (size_t i = 0; i < pages; i++)
+			resident += vec[i] & 1;
+		printf("%s: %zu of %zu pages still cached after eviction\n", path, resident, pages);
+		rc = resident == pages ? 1 : 0;
+	}
+	free(vec);
+	if (m != MAP_FAILED)
+		munmap(m, len);
+	close(fd);
+	return rc;
 }
 
 static int load_files(const char *dir)
