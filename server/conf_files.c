@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "server/fd_write.h"
 #include "server/file_read.h"
 
 void conf_files_init(struct conf_files *cf)
@@ -117,20 +118,6 @@ struct packed {
 	uint32_t dir;
 };
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p = (const char *)p + w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int conf_files_pack(const struct conf_files *cf, int *memfd, int *fds, size_t *nfds)
 {
 	int fd = memfd_create("ktlsd-conf", MFD_CLOEXEC), rc = 0;
@@ -153,11 +140,11 @@ int conf_files_pack(const struct conf_files *cf, int *memfd, int *fds, size_t *n
 			}
 			fds[(*nfds)++] = f->fd;
 		}
-		rc = write_all(fd, &h, sizeof(h));
+		rc = fd_write_all(fd, &h, sizeof(h));
 		if (rc == 0)
-			rc = write_all(fd, f->path, plen);
+			rc = fd_write_all(fd, f->path, plen);
 		if (rc == 0 && h.data_len)
-			rc = write_all(fd, f->data, h.data_len);
+			rc = fd_write_all(fd, f->data, h.data_len);
 	}
 	if (rc < 0) {
 		close(fd);

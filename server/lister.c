@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "server/fd_write.h"
 #include "server/file.h"
 #include "server/log.h"
 
@@ -138,25 +139,11 @@ static int read_dir(const struct lister_job *j, struct listing *ls)
 	return rc;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int flush(int fd, struct autoindex_out *o, uint64_t *size)
 {
 	if (o->failed)
 		return -ENOMEM;
-	int rc = write_all(fd, o->p, o->len);
+	int rc = fd_write_all(fd, o->p, o->len);
 	*size += o->len;
 	o->len = 0;
 	return rc;
