@@ -78,12 +78,20 @@ struct pipe_lease *pipepool_lease(struct pipepool *p, struct pipe_waiter *w, int
 	}
 	if (p->total < PIPEPOOL_MAX && !p->no_more) {
 		l = pipe_make(err);
-		if (l && l->size >= PIPEPOOL_PIPE_SIZE) {
+		/* Over the user's pipe quota (fs.pipe-user-pages-soft, which a
+		 * process without CAP_SYS_RESOURCE is held to: pipe(7)) a new
+		 * pipe gets one page, and a one-page pipe costs ~50 splices
+		 * per MiB; wait for a full one instead, unless this worker has
+		 * none: then a small pipe serves, slowly, rather than failing
+		 * the response. pipepool_give_back closes it. */
+		if (l && (l->size >= PIPEPOOL_PIPE_SIZE || p->total == 0)) {
 			p->total++;
 			p->leases++;
+			if (l->size < PIPEPOOL_PIPE_SIZE)
+				p->no_more = true;
 			return l;
 		}
-		if (l) { /* over the quota: a one-page pipe costs ~50 splices per MiB */
+		if (l) {
 			close(l->fd[0]);
 			close(l->fd[1]);
 			free(l);
@@ -119,7 +127,7 @@ void pipepool_give_back(struct pipepool *p, struct pipe_lease *l)
 		w->ready(w, l);
 		return;
 	}
-	if (p->nfree < PIPEPOOL_KEEP)
+	if (p->nfree < PIPEPOOL_KEEP && l->size >= PIPEPOOL_PIPE_SIZE)
 		push_free(p, l);
 	else
 		pipe_close(p, l);
