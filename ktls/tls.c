@@ -368,7 +368,12 @@ static SSL_CTX *site_ctx_new(struct tls_server *srv, const struct tls_settings *
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
 				      SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	SSL_CTX_set_read_ahead(ctx, 1);
-	if (s->ktls)
+	/* Only where the sealer needs the secret: OpenSSL formats every
+	 * secret of every handshake for a key log callback, with a sprintf
+	 * per byte (ssl/ssl_lib.c, nss_keylog_int), ~6% of a full TLS 1.3
+	 * handshake's CPU here. Under kernel TLS a KeyUpdate ends the
+	 * connection instead (the kernel cannot re-key), so there is none. */
+	if (s->ktls && s->seal)
 		SSL_CTX_set_keylog_callback(ctx, keylog_cb);
 	SSL_CTX_set_alpn_select_cb(ctx, alpn_cb, srv);
 	SSL_CTX_set_num_tickets(ctx, s->session_tickets ? 1 : 0);

@@ -61,6 +61,10 @@ struct tls_settings {
 	unsigned session_cache;       /* entries; 0 = no stateful cache */
 	unsigned ticket_rotate_s;
 	bool ktls;                    /* ask OpenSSL to switch to kernel TLS where it can */
+	/* ktlsd seals TX records itself (no kernel TLS): it needs each TLS 1.3
+	 * traffic secret to follow a KeyUpdate, and OpenSSL tells them only to
+	 * a key log callback (see tls.c, keylog_cb). */
+	bool seal;
 	bool h2;                      /* offer h2 in ALPN */
 	uint64_t rekey_records;       /* --tls-rekey-records: records per key (0: the cipher's limit) */
 	uint8_t ticket_master[TLS_TICKET_MASTER_LEN];

@@ -39,6 +39,7 @@ static void fill_tls_settings(struct server *srv)
 	t->rekey_records = cfg->tls_rekey_records;
 	/* The sealer takes its keys the way the kernel would. */
 	t->ktls = srv->use_ktls || srv->seal_records;
+	t->seal = srv->seal_records;
 	t->h2 = cfg->h2;
 }
 
