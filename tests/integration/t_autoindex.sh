@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# timeout: 420
 # Directory listings (--autoindex): off by default; HTML and JSON over
 # HTTP/1.1 and HTTP/2, chosen by Accept's q or ?format=json; names of any
 # bytes listed so that following each link gives back that very file;
