@@ -14,8 +14,8 @@
  *
  * The config file's "[site NAME]" sections each describe one more site
  * with the site options; what a section does not set it takes from the top
- * level once every source is read (inherit). One value of one option is
- * config_value.c's. */
+ * level once every source is read (config_site.c). One value of one
+ * option is config_value.c's; what a reload keeps, config_reload.c's. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "server/conf_files.h"
+#include "server/config-int.h"
 #include "server/config.h"
 #include "server/config_options.h"
 #include "server/config_value.h"
@@ -31,9 +32,6 @@
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.1.0"
 #endif
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define FIELD(base, off, type) ((type *)(void *)((char *)(base) + (off)))
 
 /* Where a value came from, for error messages and list replacement. */
 struct ctx {
@@ -65,7 +63,7 @@ report(const struct ctx *c, const struct opt *o, const char *fmt, ...)
 	fputc('\n', c->errfp);
 }
 
-static void set_string(void *base, size_t off, char *s)
+void config_set_string(void *base, size_t off, char *s)
 {
 	char **field = FIELD(base, off, char *);
 
@@ -75,7 +73,7 @@ static void set_string(void *base, size_t off, char *s)
 
 /* How many entries of certs[] have their cert (or key) half set. Both halves
  * fill from index 0 up, so they pair by position. */
-static size_t cert_count(const struct config_site *site, size_t off)
+size_t config_cert_count(const struct config_site *site, size_t off)
 {
 	size_t n = 0;
 
@@ -132,10 +130,10 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 	}
 	switch (o->type) {
 	case T_STRING:
-		set_string(base, o->off, config_value_strdup(v));
+		config_set_string(base, o->off, config_value_strdup(v));
 		return 0;
 	case T_PATH_OR:
-		set_string(base, o->off, config_value_path_or_word(o->value, v));
+		config_set_string(base, o->off, config_value_path_or_word(o->value, v));
 		return 0;
 	case T_UINT:
 	case T_MS:
@@ -173,7 +171,7 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 			report(c, o, "expected TLSv1.2, TLSv1.3 or both, got '%s'", v);
 			return -1;
 		}
-		set_string(base, o->off, p);
+		config_set_string(base, o->off, p);
 		return 0;
 	}
 	case T_LISTEN: {
@@ -214,7 +212,7 @@ static int apply(struct config *cfg, const struct opt *o, const char *v, struct 
 
 		if (fresh)
 			free_certs(site);
-		n = cert_count(site, o->off);
+		n = config_cert_count(site, o->off);
 		if (n == CONFIG_MAX_CERTS) {
 			report(c, o, "at most %d certificates", CONFIG_MAX_CERTS);
 			return -1;
@@ -463,16 +461,6 @@ void config_defaults(struct config *cfg)
 			abort(); /* a default that does not parse is a bug in the table */
 }
 
-static bool is_list(enum opt_type t)
-{
-	return t == T_PATHS || t == T_NAME || t == T_HEADER || t == T_MIME;
-}
-
-static bool is_string(enum opt_type t)
-{
-	return t == T_STRING || t == T_PATH_OR || t == T_PROTOCOLS;
-}
-
 /* Frees what the options of one side (site or not) own in base. */
 static void free_options(void *base, bool site)
 {
@@ -481,9 +469,9 @@ static void free_options(void *base, bool site)
 
 		if (o->site != site)
 			continue;
-		if (is_string(o->type))
-			set_string(base, o->off, NULL);
-		if (is_list(o->type))
+		if (config_is_string(o->type))
+			config_set_string(base, o->off, NULL);
+		if (config_is_list(o->type))
 			free_paths(FIELD(base, o->off, char *), FIELD(base, o->count_off, size_t));
 	}
 }
@@ -506,118 +494,6 @@ void config_free(struct config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 }
 
-/* Gives site what it did not set itself of the top level's options, copies
- * it owns: all but its server names, and the certificates as one list. */
-static void inherit(struct config_site *site, const struct config_site *top)
-{
-	bool certs_set = false;
-
-	for (size_t i = 0; i < config_noptions; i++) {
-		const struct opt *o = &config_options[i];
-
-		if (o->type == T_CERT)
-			certs_set = certs_set || site->set[i];
-		if (!o->site || site->set[i] || o->type == T_NAME || o->type == T_CERT)
-			continue;
-		if (is_string(o->type)) {
-			const char *v = *FIELD(top, o->off, char *const);
-			set_string(site, o->off, v ? config_value_strdup(v) : NULL);
-		} else if (is_list(o->type)) {
-			size_t n = *FIELD(top, o->count_off, const size_t);
-			char **to = FIELD(site, o->off, char *);
-			char *const *from = FIELD(top, o->off, char *const);
-
-			for (size_t j = 0; j < n; j++)
-				to[j] = config_value_strdup(from[j]);
-			*FIELD(site, o->count_off, size_t) = n;
-		} else {
-			/* Scalars: every one is an int-sized or bool field. */
-			size_t size = o->type == T_BOOL ? sizeof(bool) : sizeof(unsigned);
-			memcpy(FIELD(site, o->off, char), FIELD(top, o->off, const char), size);
-		}
-	}
-	if (certs_set)
-		return;
-	for (size_t i = 0; i < top->ncerts; i++) {
-		const struct config_cert *from = &top->certs[i];
-		site->certs[i].cert_file = from->cert_file ? config_value_strdup(from->cert_file) : NULL;
-		site->certs[i].key_file = from->key_file ? config_value_strdup(from->key_file) : NULL;
-	}
-	site->ncerts = top->ncerts;
-}
-
-size_t config_served_sites(const struct config *cfg, const struct config_site **all)
-{
-	size_t n = 0;
-
-	if (cfg->site.root)
-		all[n++] = &cfg->site;
-	for (size_t i = 0; i < cfg->nsites; i++)
-		all[n++] = &cfg->sites[i];
-	return n;
-}
-
-/* "--root", or "[site NAME] root", for messages. */
-const char *config_site_label(const struct config_site *site, const char *opt, char *buf,
-			      size_t len)
-{
-	if (site->name)
-		snprintf(buf, len, "[site %s] %s", site->name, opt);
-	else
-		snprintf(buf, len, "--%s", opt);
-	return buf;
-}
-
-static int check_site(const struct config_site *site, FILE *errfp)
-{
-	size_t ncert = cert_count(site, CERT_OFF(cert_file));
-	size_t nkey = cert_count(site, CERT_OFF(key_file));
-	char what[96];
-
-	if (!site->root && site->name) {
-		fprintf(errfp, "ktlsd: [site %s] has no root\n", site->name);
-		return -1;
-	}
-	if (ncert != nkey && site->name) {
-		fprintf(errfp, "ktlsd: %s and key must come in pairs, got %zu cert and %zu key\n",
-			config_site_label(site, "cert", what, sizeof(what)), ncert, nkey);
-		return -1;
-	}
-	if (ncert != nkey) {
-		fprintf(errfp,
-			"ktlsd: --cert and --key must come in pairs, got %zu --cert and %zu --key\n",
-			ncert, nkey);
-		return -1;
-	}
-	return 0;
-}
-
-/* A name two sites claim would make the answer depend on their order. */
-static int check_names(const struct config *cfg, FILE *errfp)
-{
-	const struct config_site *all[CONFIG_MAX_SITES + 1];
-	size_t n = 0;
-
-	if (cfg->site.root || cfg->site.nserver_names)
-		all[n++] = &cfg->site;
-	for (size_t i = 0; i < cfg->nsites; i++)
-		all[n++] = &cfg->sites[i];
-	for (size_t a = 0; a < n; a++)
-		for (size_t i = 0; i < all[a]->nserver_names; i++)
-			for (size_t b = a; b < n; b++)
-				for (size_t j = b == a ? i + 1 : 0; j < all[b]->nserver_names; j++)
-					if (strcmp(all[a]->server_names[i], all[b]->server_names[j]) ==
-					    0) {
-						char what[96];
-						fprintf(errfp, "ktlsd: server-name %s is given twice (%s)\n",
-							all[a]->server_names[i],
-							config_site_label(all[b], "server-name", what,
-								   sizeof(what)));
-						return -1;
-					}
-	return 0;
-}
-
 /* After all sources: the listen default, what sections inherit, and the
  * checks that span options. */
 static int finish(struct config *cfg, FILE *errfp)
@@ -631,7 +507,7 @@ static int finish(struct config *cfg, FILE *errfp)
 			abort();
 	}
 	for (size_t i = 0; i < cfg->nsites; i++)
-		inherit(&cfg->sites[i], &cfg->site);
+		config_site_inherit(&cfg->sites[i], &cfg->site);
 	if (!cfg->site.root && !cfg->check && cfg->nsites == 0) {
 		fputs("ktlsd: --root is required\n", errfp);
 		return -1;
@@ -640,10 +516,10 @@ static int finish(struct config *cfg, FILE *errfp)
 		fputs("ktlsd: --server-name needs a --root for its site\n", errfp);
 		return -1;
 	}
-	if (check_site(&cfg->site, errfp))
+	if (config_site_check(&cfg->site, errfp))
 		return -1;
 	for (size_t i = 0; i < cfg->nsites; i++) {
-		if (check_site(&cfg->sites[i], errfp))
+		if (config_site_check(&cfg->sites[i], errfp))
 			return -1;
 		/* The default site is the top level's, or else the first
 		 * section: any other is reached by its names alone. */
@@ -655,7 +531,7 @@ static int finish(struct config *cfg, FILE *errfp)
 			return -1;
 		}
 	}
-	return check_names(cfg, errfp);
+	return config_sites_check_names(cfg, errfp);
 }
 
 enum config_result config_load(struct config *cfg, int argc, char **argv, struct conf_files *cf,
@@ -697,109 +573,4 @@ enum config_result config_load(struct config *cfg, int argc, char **argv, struct
 fail:
 	config_free(cfg);
 	return CONFIG_EXIT_ERR;
-}
-
-/* Same address and options: a listener whose proxy-protocol changes is a
- * different one (the workers read it when they bind). */
-static bool listen_same(const struct config_listen *a, const struct config_listen *b)
-{
-	return a->addrlen == b->addrlen && memcmp(&a->addr, &b->addr, a->addrlen) == 0 &&
-	       a->proxy_protocol == b->proxy_protocol;
-}
-
-/* The first address of list a that list b lacks, or NULL. Order does not
- * matter: each worker binds every address whatever its place. */
-static const struct config_listen *listen_missing(const struct config_listen *a, size_t na,
-						  const struct config_listen *b, size_t nb)
-{
-	for (size_t i = 0; i < na; i++) {
-		size_t j = 0;
-
-		while (j < nb && !listen_same(&a[i], &b[j]))
-			j++;
-		if (j == nb)
-			return &a[i];
-	}
-	return NULL;
-}
-
-static bool str_same(const char *a, const char *b)
-{
-	return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-/* A listener list as one line: "127.0.0.1:8443 [::1]:8443", or "none". */
-static void listen_text(const struct config_listen *l, size_t n, char *out, size_t cap)
-{
-	size_t used = 0;
-
-	out[0] = '\0';
-	for (size_t i = 0; i < n && used < cap; i++)
-		used += (size_t)snprintf(out + used, cap - used, "%s%s", i ? " " : "", l[i].text);
-	if (n == 0)
-		snprintf(out, cap, "none");
-}
-
-size_t config_keep_fixed(const struct config *old, struct config *new,
-			 void (*say)(void *ctx, const char *line), void *ctx)
-{
-	static const struct {
-		const char *name;
-		size_t off;
-		const char *unset; /* what NULL means */
-	} fixed[] = {
-	    {"user", OFF(user), "none"},
-	    {"pid-file", OFF(pid_file), "none"},
-	    {"error-log", OFF(error_log), "stderr"},
-	    {"access-log", OFF(access_log), "off"},
-	};
-	const struct {
-		const char *name;
-		const struct config_listen *old;
-		struct config_listen *new;
-		size_t nold, *nnew, max;
-	} lists[] = {
-	    {"listen", old->listen, new->listen, old->nlisten, &new->nlisten, CONFIG_MAX_LISTEN},
-	    {"listen-plain", old->listen_plain, new->listen_plain, old->nlisten_plain,
-	     &new->nlisten_plain, CONFIG_MAX_LISTEN},
-	    {"status-listen", &old->status_listen, &new->status_listen, old->nstatus_listen,
-	     &new->nstatus_listen, 1},
-	};
-	char line[1024], was[400], now[400];
-	size_t kept = 0;
-
-	for (size_t i = 0; i < ARRAY_SIZE(lists); i++) {
-		if (!listen_missing(lists[i].old, lists[i].nold, lists[i].new, *lists[i].nnew) &&
-		    !listen_missing(lists[i].new, *lists[i].nnew, lists[i].old, lists[i].nold))
-			continue;
-		listen_text(lists[i].old, lists[i].nold, was, sizeof(was));
-		listen_text(lists[i].new, *lists[i].nnew, now, sizeof(now));
-		snprintf(line, sizeof(line), "--%s stays %s until a restart (the configuration says %s)",
-			 lists[i].name, was, now);
-		memcpy(lists[i].new, lists[i].old, lists[i].max * sizeof(*lists[i].old));
-		*lists[i].nnew = lists[i].nold;
-		say(ctx, line);
-		kept++;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(fixed); i++) {
-		const char *a = *FIELD(old, fixed[i].off, char *const);
-		const char *b = *FIELD(new, fixed[i].off, char *const);
-
-		if (str_same(a, b))
-			continue;
-		snprintf(line, sizeof(line), "--%s stays %s until a restart (the configuration says %s)",
-			 fixed[i].name, a ? a : fixed[i].unset, b ? b : fixed[i].unset);
-		set_string(new, fixed[i].off, a ? config_value_strdup(a) : NULL);
-		say(ctx, line);
-		kept++;
-	}
-	if (old->workers != new->workers) {
-		snprintf(line, sizeof(line), "--workers stays %u until a restart (the configuration "
-					     "says %u)",
-			 old->workers, new->workers);
-		new->workers = old->workers;
-		say(ctx, line);
-		kept++;
-	}
-	return kept;
 }
