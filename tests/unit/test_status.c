@@ -15,7 +15,7 @@
 #include "tests/unit/check_run.h"
 
 /* The buffer both callers give status_page (server/h1_conn.c's
- * respond_page, proto/h2_stream.c's respond_page). */
+ * respond_page, proto/h2_response.c's respond_page). */
 #define PAGE_ROOM 512
 
 /* Every code ktlsd answers with, and who sends it. Codes only: the phrases
