@@ -6,6 +6,8 @@
  * does it) and is driven by the session's own pump (h2_session_pump, as
  * server/h2_conn.c drives it), with the ring's operations done at once: a batch is sent when it is
  * complete, a stream's readv is a preadv on its file, a splice is a pread.
+ * After each drive the timeout policy (proto/h2_timeout.c) is asked for
+ * the deadline, and now and then the deadline is taken as passed.
  *
  * The root it serves is made at start in a temporary folder: index.html,
  * a.txt, big.bin (1 MiB and a bit), empty.txt, sub/index.html, nodir/ (no
@@ -487,6 +489,46 @@ static void drive(struct run *r)
 		r->closed = true; /* conn_close_graceful */
 }
 
+/* The timeout policy, called as server/h2_conn.c calls it after each
+ * drive. The clock stands still here, so every clock starts at now: the
+ * deadline is the header timeout while a header block is unfinished (the
+ * shortest), else the send timeout while bytes are owed, else the idle
+ * one. When the seed says so, the deadline is taken as passed: GOAWAY
+ * queued and the linger's deadline; the next call closes. */
+static const struct h2_timeouts fz_timeouts = {.send_ms = 30000, .idle_ms = 60000,
+					       .header_ms = 10000};
+
+static void check_timeouts(struct run *r, uint64_t rng)
+{
+	struct h2_session *hs = r->hs;
+	struct h2_sending out = {.owes = hs->reads_pending || hs->out_len || hs->sf ||
+					 h2_session_owes(hs),
+				 .sent_ms = now_ms};
+	uint64_t d = 0;
+
+	if (!h2_session_deadline(hs, &fz_timeouts, &out, &d)) {
+		FZ_ASSERT(h2_session_time_out(hs, &fz_timeouts, &d) == H2_TIMEOUT_LINGER,
+			  "a second timeout is not the linger's");
+		r->closed = true; /* conn_abort_as(ACCESS_END_TIMEOUT) */
+		return;
+	}
+	uint64_t want = hs->header_block_ms ? fz_timeouts.header_ms
+			: out.owes	    ? fz_timeouts.send_ms
+					    : fz_timeouts.idle_ms;
+	FZ_ASSERT(d == now_ms + want, "deadline %llu ms ahead, want %llu",
+		  (unsigned long long)(d - now_ms), (unsigned long long)want);
+	enum h2_wait w = h2_session_waits(hs);
+	FZ_ASSERT(w == (out.owes ? H2_WAIT_SEND : hs->header_block_ms ? H2_WAIT_HEAD : H2_WAIT_IDLE),
+		  "waits for %d", (int)w);
+	if (((rng >> 37) & 31) != 0)
+		return;
+	enum h2_timeout which = h2_session_time_out(hs, &fz_timeouts, &d);
+	FZ_ASSERT(which == (out.owes ? H2_TIMEOUT_SEND : H2_TIMEOUT_IDLE), "timed out by %d",
+		  (int)which);
+	FZ_ASSERT(d == now_ms + H2_LINGER_MS, "no linger after the timeout");
+	FZ_ASSERT(hs->stopping, "a timeout without GOAWAY");
+}
+
 /* Input, one heap copy per piece, so a pointer kept into a receive buffer
  * is caught. false: a protocol error (conn_abort). */
 static bool take_input(struct run *r, const uint8_t *p, size_t n)
@@ -578,6 +620,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (hs->reads_pending > 0)
 			complete_reads(&r);
 		drive(&r);
+		if (!r.closed)
+			check_timeouts(&r, rng);
 	}
 	/* What is still queued goes out, as far as the windows let it. */
 	for (int i = 0;

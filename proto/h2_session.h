@@ -336,6 +336,64 @@ bool h2_session_owes(const struct h2_session *hs);
  * no new ones start. false if it was queued already. */
 bool h2_session_goaway(struct h2_session *hs);
 
+/* ---- timeouts (h2_timeout.c) ---- */
+
+/* --send-timeout, --idle-timeout, --header-timeout, in ms. */
+struct h2_timeouts {
+	uint64_t send_ms, idle_ms, header_ms;
+};
+
+/* What the glue knows of the bytes the session owes: */
+struct h2_sending {
+	bool owes;          /* bytes are owed: not all sent, read or handed to a batch */
+	bool busy;          /* a send is in flight */
+	bool throttled;     /* --limit-rate holds a batch back */
+	uint64_t sent_ms;   /* the socket last accepted bytes */
+};
+
+/* After GOAWAY for a timeout, how long the client has to go. */
+#define H2_LINGER_MS 2000
+
+/* The moment the session times out, from three clocks none of which the
+ * client can wind by sending (PING, SETTINGS, WINDOW_UPDATE of 0, a byte of
+ * a frame):
+ *  - while we owe bytes: the send timeout from the moment responses last
+ *    moved, the earlier of two: response bytes last went into a batch (a
+ *    window held at zero stops that, PING ACKs do not count), and, with a
+ *    send in flight, the socket last accepted bytes (a reader that stopped);
+ *    neither earlier than the moment we began to owe (the socket's alone
+ *    while --limit-rate holds the batch back);
+ *  - otherwise: the idle timeout from the last completed stream;
+ *  - and while a header block is unfinished: the header timeout from its
+ *    first byte.
+ * Call after every event. false, *deadline left alone, once the session
+ * has timed out (the linger's deadline stands). */
+bool h2_session_deadline(struct h2_session *hs, const struct h2_timeouts *t,
+			 const struct h2_sending *out, uint64_t *deadline);
+
+/* Which of the clocks ran out. */
+enum h2_timeout {
+	H2_TIMEOUT_HEADER,
+	H2_TIMEOUT_SEND,
+	H2_TIMEOUT_IDLE,
+	H2_TIMEOUT_LINGER,  /* the client did not go after our GOAWAY: close now */
+};
+
+/* The deadline passed: says which clock ran out and, the first time,
+ * queues GOAWAY (RFC 9113 6.8) and sets *deadline H2_LINGER_MS ahead;
+ * after that, H2_TIMEOUT_LINGER. */
+enum h2_timeout h2_session_time_out(struct h2_session *hs, const struct h2_timeouts *t,
+				    uint64_t *deadline);
+
+/* What the session waits for, as the last h2_session_deadline saw it: to
+ * send what it owes, the rest of a header block, or a new stream. */
+enum h2_wait {
+	H2_WAIT_IDLE,
+	H2_WAIT_HEAD,
+	H2_WAIT_SEND,
+};
+enum h2_wait h2_session_waits(const struct h2_session *hs);
+
 /* Adds the counters to out and zeroes them. */
 void h2_session_take_counters(struct h2_session *hs, struct h2_counters *out);
 

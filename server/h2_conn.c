@@ -21,9 +21,6 @@
 #include "server/stats.h"
 #include "server/worker.h"
 
-/* After a timeout's GOAWAY, how long the client has to go. */
-#define H2_LINGER_MS 2000
-
 /* The transport takes plaintext: the kernel (or ktlsd's sealer) encrypts,
  * not OpenSSL's SSL_write. */
 static bool plaintext_out(const struct conn *c)
@@ -518,68 +515,44 @@ static bool owes(const struct conn *c)
 	       h2_session_owes(hs);
 }
 
-/* The deadline comes from three clocks, none of which the client can wind
- * by sending (PING, SETTINGS, WINDOW_UPDATE of 0, a byte of a frame):
- *  - while we owe bytes: --send-timeout from the moment responses last
- *    moved, the earlier of two: response bytes last went into a batch (a
- *    window held at zero stops that, PING ACKs do not count), and, with a
- *    send in flight, the socket last accepted bytes (a reader that stopped);
- *    neither earlier than the moment we began to owe (the socket's alone
- *    while --limit-rate holds the batch back);
- *  - otherwise: --idle-timeout from the last completed stream;
- *  - and while a header block is unfinished: --header-timeout from its
- *    first byte. */
+/* The configuration's timeouts, as the session takes them. */
+static struct h2_timeouts timeouts(const struct conn *c)
+{
+	const struct config *cfg = c->w->srv->cfg;
+
+	return (struct h2_timeouts){cfg->send_timeout_ms, cfg->idle_timeout_ms,
+				    cfg->header_timeout_ms};
+}
+
+/* The deadline, as h2_session_deadline sets it from what the transport
+ * says of the bytes owed. */
 static void update_deadline(struct conn *c)
 {
-	struct h2_session *hs = c->h2;
-	const struct config *cfg = c->w->srv->cfg;
-	uint64_t d;
+	struct h2_timeouts t = timeouts(c);
+	struct h2_sending out = {.owes = owes(c),
+				 .busy = sock_busy(c->sock),
+				 .throttled = sock_throttled(c->sock),
+				 .sent_ms = sock_sent_ms(c->sock)};
 
-	if (hs->timed_out)
-		return; /* the close it set stands */
-	bool owed = owes(c);
-	if (owed && !hs->owed)
-		hs->owed_since_ms = c->w->now_ms;
-	hs->owed = owed;
-	if (owed) {
-		uint64_t moved = hs->packed_ms > hs->owed_since_ms ? hs->packed_ms : hs->owed_since_ms;
-		uint64_t sent_ms = sock_sent_ms(c->sock);
-		uint64_t sent = sent_ms > hs->owed_since_ms ? sent_ms : hs->owed_since_ms;
-		/* Under --limit-rate a batch leaves as slowly as we let it,
-		 * and no new one is packed meanwhile: while it waited for
-		 * tokens, the socket's clock alone says whether the client
-		 * reads (PING ACKs alone are never throttled). */
-		if (sock_busy(c->sock) && (sent < moved || sock_throttled(c->sock)))
-			moved = sent;
-		d = moved + cfg->send_timeout_ms;
-	} else
-		d = hs->idle_since_ms + cfg->idle_timeout_ms;
-	if (hs->header_block_ms && hs->header_block_ms + cfg->header_timeout_ms < d)
-		d = hs->header_block_ms + cfg->header_timeout_ms;
-	c->deadline_ms = d;
+	h2_session_deadline(c->h2, &t, &out, &c->deadline_ms);
 }
 
 static void h2_timeout(struct conn *c)
 {
-	struct h2_session *hs = c->h2;
-	struct worker_stats *st = &c->w->stats;
-	const struct config *cfg = c->w->srv->cfg;
+	static const enum stat_timeout stat[] = {
+	    [H2_TIMEOUT_HEADER] = STAT_TO_HEADER,
+	    [H2_TIMEOUT_SEND] = STAT_TO_SEND,
+	    [H2_TIMEOUT_IDLE] = STAT_TO_IDLE,
+	    [H2_TIMEOUT_LINGER] = STAT_TO_LINGER,
+	};
+	struct h2_timeouts t = timeouts(c);
+	enum h2_timeout which = h2_session_time_out(c->h2, &t, &c->deadline_ms);
 
-	if (hs->timed_out) {
-		st->timeouts[STAT_TO_LINGER]++;
+	c->w->stats.timeouts[stat[which]]++;
+	if (which == H2_TIMEOUT_LINGER) {
 		conn_abort_as(c, ACCESS_END_TIMEOUT, "HTTP/2 timeout");
 		return;
 	}
-	/* Which of update_deadline's clocks ran out. */
-	if (hs->header_block_ms && c->w->now_ms >= hs->header_block_ms + cfg->header_timeout_ms)
-		st->timeouts[STAT_TO_HEADER]++;
-	else
-		st->timeouts[hs->owed ? STAT_TO_SEND : STAT_TO_IDLE]++;
-	/* Say GOAWAY first (RFC 9113 6.8); if that does not end it soon,
-	 * drop it. */
-	hs->timed_out = true;
-	c->deadline_ms = c->w->now_ms + H2_LINGER_MS;
-	h2_session_goaway(hs);
 	h2_drive(c);
 }
 
@@ -663,11 +636,15 @@ static void h2_shutdown(struct conn *c)
 /* From what the last drive saw (update_deadline): no walk over streams. */
 static enum stat_conn h2_activity(const struct conn *c)
 {
-	const struct h2_session *hs = c->h2;
-
-	if (hs->owed)
+	switch (h2_session_waits(c->h2)) {
+	case H2_WAIT_SEND:
 		return STAT_CONN_WRITING;
-	return hs->header_block_ms ? STAT_CONN_READING : STAT_CONN_IDLE;
+	case H2_WAIT_HEAD:
+		return STAT_CONN_READING;
+	case H2_WAIT_IDLE:
+		break;
+	}
+	return STAT_CONN_IDLE;
 }
 
 static void h2_release(struct conn *c)
