@@ -176,7 +176,7 @@ struct h2_stream {
 	struct h2_stream *next, *prev;   /* all streams of the session */
 	struct h2_stream *next_reading;  /* streams with a readv in this batch */
 	struct h2_stream *next_mapped;   /* streams whose holes the batch sends from pages */
-	const void *map;                 /* its file, mapped by the glue (send_mapped) */
+	const void *map;                 /* its file, mapped by the transport (send_mapped) */
 	uint64_t resident_to;            /* the glue found its pages in memory up to here */
 	bool sent_mapped;                /* some bytes left from the mapping */
 	struct h2_stream *next_waiting;  /* streams waiting for a file slot */
@@ -261,7 +261,7 @@ struct h2_session {
 	struct h2_stream *waiting, *waiting_tail; /* for a file slot, in order */
 	unsigned reads_pending;
 	unsigned open_files;             /* streams holding a file open */
-	char *out;                       /* the batch (the glue's: with kTLS, its send buffer) */
+	char *out;                       /* the batch: the transport's (sock_batch_open) */
 	size_t out_len, out_cap;
 	bool cut;                        /* a file came short: send out[0, cut_at), then close */
 	size_t cut_at;

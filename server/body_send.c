@@ -7,21 +7,14 @@
 #include <unistd.h>
 
 #include "server/conn.h"
-#include "server/file_resident.h"
 #include "server/log.h"
 #include "server/sock.h"
 #include "server/worker-t.h"
 
-/* Copy path: one file read and one send move this much, and with user-space
- * TLS the read of the next chunk overlaps the send of this one. */
-#define CHUNK (128 * 1024)
 /* Do not post a file read into less room than this: send what we have. */
 #define MIN_READ (16 * 1024)
 /* Room kept in the send buffer for multipart framing on the splice path. */
 #define FRAME_ROOM 512
-/* How far the splice path asks ahead whether file bytes are cached: one
- * question per 8 MiB. */
-#define RESIDENT_AHEAD (8u << 20)
 
 /* Our own failure (no memory, a file that cannot be read). */
 static void fail(struct conn *c, const char *why)
@@ -32,25 +25,6 @@ static void fail(struct conn *c, const char *why)
 static void read_done(struct ring_op *op, int res, uint32_t flags);
 static void truncated(struct conn *c);
 
-/* Zero copy only where it can win. Bytes the file cache keeps are one copy
- * into the send buffer. On plain HTTP over loopback, copying beat zero copy
- * on every measure here: a single 1 GiB download took 0.21-0.25 server
- * CPU-s per GiB by copy, 0.30-0.37 by sendfile and 0.37-0.38 by the ring's
- * splices; a bare sendfile loop without ktlsd loses the same way to a
- * read+send loop (the kernel's page-fragment skbs cost the sender more
- * than two copies on this VM). Under kTLS, zero copy spares two copies of
- * every byte besides the encryption (the kernel encrypts from the page
- * cache), which is what kTLS downloads are for. */
-static enum body_path choose_path(const struct conn *c, enum config_tristate sendfile,
-				  const void *mem, uint64_t size)
-{
-	if (mem || sendfile == CONFIG_OFF || !sock_can_splice(c->sock))
-		return BODY_PATH_COPY;
-	if (sendfile == CONFIG_ON)
-		return BODY_PATH_SPLICE;
-	return sock_ktls_tx(c->sock) && size >= BODY_SPLICE_MIN ? BODY_PATH_SPLICE : BODY_PATH_COPY;
-}
-
 void body_send_start(struct conn *c, int fd, const void *mem)
 {
 	struct response *r = c->h1.resp;
@@ -60,7 +34,10 @@ void body_send_start(struct conn *c, int fd, const void *mem)
 	r->mem = mem;
 	r->read_op.complete = read_done;
 	body_start(&r->body, &r->sr, &r->file);
-	r->path = choose_path(c, srv->cfg->sendfile, mem, r->body.remaining);
+	/* Bytes the file cache keeps are one copy into the send buffer. */
+	r->path = !mem && sock_body_zero_copy(c->sock, srv->cfg->sendfile, r->body.remaining)
+			  ? BODY_PATH_SPLICE
+			  : BODY_PATH_COPY;
 	r->resident_to = 0;
 	if (r->path == BODY_PATH_SPLICE)
 		c->w->stats.body_splice++;
@@ -92,15 +69,13 @@ static bool pump_copy(struct conn *c)
 	struct sock *s = c->sock;
 
 	for (;;) {
-		bool user_tls = sock_user_tls(s);
 		bool progressed = false;
 		char *base;
 		size_t room;
 
-		/* Fill the producer buffer up to a file read, one CHUNK at a
-		 * time (the send buffer would otherwise grow with the file). */
-		while (!r->read_posted && !r->body.done && (user_tls || sock_out_len(s) < CHUNK) &&
-		       (base = sock_out_reserve(s, user_tls ? 0 : CHUNK, &room))) {
+		/* Fill the transport's room up to a file read, one chunk at a
+		 * time. */
+		while (!r->read_posted && !r->body.done && (base = sock_body_room(s, &room))) {
 			size_t n;
 			uint64_t off;
 			enum body_step step = body_next(&r->body, base, room, &n, &off);
@@ -128,9 +103,9 @@ static bool pump_copy(struct conn *c)
 		size_t staged = sock_out_len(s);
 		if (staged > 0 || sock_tx_pending(s)) {
 			sock_send(s, 0);
-			/* User-space TLS sealed what was staged (OpenSSL into
-			 * tx, or ktlsd's sealer from tx): read the next chunk
-			 * while this one is sent. */
+			/* The transport took what was queued off its room (it
+			 * sealed it): read the next chunk while this one is
+			 * sent. */
 			progressed = staged > 0 && sock_out_len(s) == 0;
 		}
 		if (!progressed)
@@ -170,27 +145,20 @@ static bool pump_splice(struct conn *c)
 			return false;
 		}
 		uint64_t want = r->body.end - r->body.off;
-		size_t len = want < SOCK_SENDFILE_MAX ? (size_t)want : SOCK_SENDFILE_MAX;
-		if (!file_resident_ahead(r->file_fd, &r->resident_to, off, len, r->body.end,
-					 RESIDENT_AHEAD)) {
-			size_t max = sock_splice_max(s);
-			if (len > max)
-				len = max;
-			sock_splice_file(s, r->file_fd, off, len, r->body.remaining > len);
-			return false;
-		}
+		const struct sock_file f = {r->file_fd, r->body.end, &r->resident_to};
 		size_t sent;
-		switch (sock_sendfile(s, r->file_fd, off, len, &sent)) {
-		case SOCK_SENDFILE_SENT:
+		switch (sock_send_file(s, &f, off, want, r->body.remaining > want, &sent)) {
+		case SOCK_FILE_SENT:
 			body_advance(&r->body, sent);
 			if (sock_busy(s))
 				return false;
 			continue;
-		case SOCK_SENDFILE_EOF:
+		case SOCK_FILE_EOF:
 			truncated(c);
 			break;
-		case SOCK_SENDFILE_WAIT:
-		case SOCK_SENDFILE_FAILED:
+		case SOCK_FILE_QUEUED:
+		case SOCK_FILE_WAIT:
+		case SOCK_FILE_FAILED:
 			return false;
 		}
 	}

@@ -1,26 +1,21 @@
-/* Sending a response body: the two send paths and their ring completions.
+/* Sending an HTTP/1.1 response body: its bytes in order (body.h: head,
+ * multipart framing, file ranges), handed to the transport, which picks
+ * how they travel (sock.h, "bodies"):
  *
- *  copy:   the ring reads the file into a user buffer; with user-space TLS,
- *          OpenSSL seals it into a second buffer so the next read overlaps
- *          this send; with kTLS or plain HTTP the buffer is sent as is.
- *          A small file whose bytes the file cache keeps is copied from
- *          there: with its head, one record and one send.
- *  splice: zero copy, file -> pipe -> socket through the transport's
- *          sock_splice_file (io_uring has no sendfile); only where the
- *          socket encrypts by itself (kTLS) or nothing needs encrypting
- *          (plain HTTP). */
+ *  copy:      the ring reads the file into the transport's room, one chunk
+ *             at a time, and the transport sends (sealing it first under
+ *             user-space TLS, while the next chunk is read). A small file
+ *             whose bytes the file cache keeps is copied from there: with
+ *             its head, one record and one send.
+ *  zero copy: framing goes into the transport's room, file bytes by
+ *             sock_send_file (sendfile of cached pages, else splices
+ *             through a pipe), where sock_body_zero_copy says so. */
 #ifndef KTLSD_SERVER_BODY_SEND_H
 #define KTLSD_SERVER_BODY_SEND_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* --sendfile auto splices kTLS bodies from this size up. Below it one read
- * and one send (the head in the same record) beat a send and two splices
- * through a pipe: on plain HTTP, 32 KiB bodies ran 37% and 64 KiB ones 23%
- * more requests per server CPU-second by copy. */
-#define BODY_SPLICE_MIN (64 * 1024)
 
 struct conn;
 

@@ -7,9 +7,9 @@
 #include <openssl/ssl.h>
 
 #include "ktls/ktls.h"
-#include "server/body_send.h"
 #include "server/ring.h"
 #include "server/rxring.h"
+#include "server/sock.h"
 
 static const char *yes(bool b)
 {
@@ -65,7 +65,7 @@ int check_report(const struct config *cfg, FILE *out)
 	const char *word[] = {"auto", "on", "off"};
 	char auto_body[64];
 	snprintf(auto_body, sizeof(auto_body), "splice (bodies under %u KiB: copy)",
-		 BODY_SPLICE_MIN / 1024);
+		 SOCK_ZERO_COPY_MIN / 1024);
 	const char *ktls_body = !splice ? "copy" : cfg->sendfile == CONFIG_ON ? "splice" : auto_body;
 	fprintf(out, "with --ktls=%s --sendfile=%s:\n", word[cfg->ktls], word[cfg->sendfile]);
 	if (cfg->ktls == CONFIG_ON && !ktls)

@@ -336,7 +336,7 @@ static void on_response_done(struct conn *c, enum access_end end)
 		sent = wire < sent ? wire : sent;
 	}
 	request_version(req, version);
-	const struct access_record rec = {
+	struct access_record rec = {
 	    .client = c->peer_text,
 	    .method = req->method_name[0] ? req->method_name : NULL,
 	    .method_len = strlen(req->method_name),
@@ -354,13 +354,11 @@ static void on_response_done(struct conn *c, enum access_end end)
 	    .sent_bytes = sent,
 	    .duration_ms = c->w->now_ms - r->start_ms,
 	    .protocol = "HTTP/1.1",
-	    .tls_version = sock_tls_version(c->sock),
-	    .tls_cipher = sock_tls_cipher(c->sock),
-	    .ktls_tx = sock_ktls_tx(c->sock),
 	    .body_path = path_names[r->path],
 	    .encoding = r->file.content_encoding,
 	    .end = end,
 	};
+	sock_log_tls(c->sock, &rec);
 	access_log_write(&c->w->alog, &rec);
 }
 
@@ -507,20 +505,18 @@ static void read_head(struct conn *c)
 			respond(c);
 			return;
 		}
-		if (sock_is_tls(s)) {
-			switch (sock_decrypt(s)) {
-			case SOCK_IN_NEW:
-				continue;
-			case SOCK_IN_STOP:
-				return;
-			case SOCK_IN_CLOSED:
-				conn_close_graceful(c);
-				return;
-			case SOCK_IN_AGAIN:
-				if (sock_rekey_needed(s))
-					continue; /* a KeyUpdate alone: closed above */
-				break;
-			}
+		switch (sock_decrypt(s)) { /* plain sockets: nothing new here */
+		case SOCK_IN_NEW:
+			continue;
+		case SOCK_IN_STOP:
+			return;
+		case SOCK_IN_CLOSED:
+			conn_close_graceful(c);
+			return;
+		case SOCK_IN_AGAIN:
+			if (sock_rekey_needed(s))
+				continue; /* a KeyUpdate alone: closed above */
+			break;
 		}
 		if (sock_peer_eof(s)) {
 			if (!sock_busy(s))

@@ -9,11 +9,9 @@
 
 #include "proto/h2_session.h"
 #include "server/access_log.h"
-#include "server/bufpool.h"
 #include "server/conn.h"
 #include "server/file.h"
 #include "server/filecache.h"
-#include "server/file_resident.h"
 #include "server/lister.h"
 #include "server/log.h"
 #include "server/resolve.h"
@@ -21,58 +19,35 @@
 #include "server/stats.h"
 #include "server/worker.h"
 
-/* The transport takes plaintext: the kernel (or ktlsd's sealer) encrypts,
- * not OpenSSL's SSL_write. */
-static bool plaintext_out(const struct conn *c)
-{
-	return !sock_user_tls(c->sock);
-}
-
 static void h2_drive(struct conn *c);
 
 /* ---- the ring side of the session's pump (struct h2_io) ---- */
 
+/* The batch is the transport's (sock_batch_open): written by nghttp2 and
+ * by the streams' reads, and handed over only when all of it is written
+ * (send_batch). */
 static bool batch_open(void *ctx)
 {
 	struct conn *c = ctx;
 	struct h2_session *hs = c->h2;
-	struct sock *s = c->sock;
-	size_t cap = c->w->srv->cfg->h2_buffer;
+	size_t room;
+	char *out = sock_batch_open(c->sock, c->w->srv->cfg->h2_buffer, &room);
 
-	if (plaintext_out(c)) {
-		/* The batch is the send buffer's room: the kernel (or ktlsd's
-		 * sealer) encrypts what we send. It is written by nghttp2 and
-		 * by the streams' reads, and handed over (committed) only when
-		 * all of it is written (send_batch): until then it is a fill,
-		 * which nothing sends, moves or writes into. A batch that has
-		 * not left yet is not added to. */
-		size_t room;
-		if (hs->out_len > 0 || sock_busy(s) || sock_tx_pending(s))
-			return false;
-		hs->out = sock_out_reserve(s, cap, &room);
-		if (!hs->out)
-			return false;
-		sock_fill_begin(s);
-		hs->out_len = 0;
-		hs->out_cap = room;
-		return true;
-	}
-	if (!hs->out) {
-		hs->out = bufpool_get(&c->w->bufs, cap, &hs->out_cap);
-		if (!hs->out)
-			return false;
-	}
+	if (!out)
+		return false;
+	hs->out = out;
+	hs->out_cap = room;
 	return true;
 }
 
-/* nghttp2 is done writing the batch. Under plaintext_out the batch stays a
- * fill until its reads are in (send_batch); an empty one ends it here. */
+/* nghttp2 is done writing the batch: an empty one ends here, the others
+ * when their reads are in (send_batch). */
 static void batch_close(void *ctx)
 {
 	struct conn *c = ctx;
 
-	if (plaintext_out(c) && c->h2->out_len == 0)
-		sock_fill_end(c->sock);
+	if (c->h2->out_len == 0)
+		sock_batch_drop(c->sock);
 }
 
 /* A stream's readv: the ring operation and whose it is. */
@@ -89,6 +64,7 @@ static void read_done(struct ring_op *op, int res, uint32_t flags)
 	struct h2_stream *st = rd->stream;
 
 	(void)flags;
+	sock_fill_end(c->sock);
 	if (st->niov == 1 && st->read_off == 0 && res > 0 && (size_t)res == st->read_len)
 		filecache_learn(&c->w->files, st->file_fd, st->iov[0].iov_base, (size_t)res);
 	h2_session_read_done(st, res);
@@ -112,6 +88,7 @@ static void post_read(void *ctx, struct h2_stream *st)
 	rd->op.complete = read_done;
 	rd->stream = st;
 	rd->c = c;
+	sock_fill_begin(c->sock); /* into the batch's holes */
 	sqe = ring_sqe(&c->w->ring);
 	io_uring_prep_readv(sqe, st->file_fd, st->iov, (unsigned)st->niov, st->read_off);
 	ring_op_attach(sqe, &rd->op);
@@ -119,32 +96,16 @@ static void post_read(void *ctx, struct h2_stream *st)
 	c->w->stats.read_ops++;
 }
 
-/* The batch is complete: one send. */
+/* The batch is complete: one send. Every byte of out[0, len) is written
+ * now (a file that came short cut the batch before its stream's frames). */
 static int send_batch(void *ctx, size_t len, bool last)
 {
 	struct conn *c = ctx;
-	struct h2_session *hs = c->h2;
-	struct sock *s = c->sock;
+	int rc = sock_batch_send(c->sock, len);
 
-	if (sock_busy(s))
-		return 0;
-	if (plaintext_out(c)) {
-		/* Every byte of out[0, len) is written now (a file that came
-		 * short cut the batch before its stream's frames). */
-		sock_fill_end(s);
-		sock_out_commit(s, len);
-		if (sock_closed(s))
-			return -1;
-	} else if (sock_tx_pending(s)) {
-		return 0; /* the previous batch's records are still leaving */
-	} else if (sock_write(s, hs->out, len) < 0) {
-		conn_abort(c, "TLS write failed");
-		return -1;
-	}
-	if (last)
+	if (rc > 0 && last)
 		c->close_after = true;
-	sock_send(s, 0);
-	return 1; /* user-space TLS: the next batch is prepared while this one leaves */
+	return rc;
 }
 
 /* The --h2-sendfile pipeline: the frame header went out in its batch; its
@@ -162,49 +123,27 @@ static int splice_payload(void *ctx, struct h2_stream *st)
 		return 0;
 	}
 	if (hs->sf_len > 0) {
-		size_t max = sock_splice_max(s);
-		sock_splice_file(s, st->file_fd, hs->sf_off, hs->sf_len < max ? hs->sf_len : max,
-				 false);
+		/* No residency hint: the ring splices, as nginx's kTLS path. */
+		const struct sock_file f = {st->file_fd, hs->sf_off + hs->sf_len, NULL};
+		size_t sent;
+		/* spliced() and drive() say how it went (a failure: failed()). */
+		sock_send_file(s, &f, hs->sf_off, hs->sf_len, false, &sent);
 		return 0;
 	}
 	return 1;
 }
 
-/* How far send_mapped asks at once whether file pages are in memory: a
- * send from a page that is not would wait for the disk inside the ring's
- * submit, stalling every connection of the worker. */
-#define RESIDENT_AHEAD (4u << 20)
-
-/* Under kTLS the kernel encrypts straight from the file's pages, mapped
- * once per stream: the batch's DATA payloads never pass through user
- * memory (--sendfile off reads them, as user-space TLS must). */
+/* Where the transport can, the batch's DATA payloads leave from the
+ * file's pages, mapped once per stream, and never pass through user memory
+ * (--sendfile off reads them). */
 static bool send_mapped(void *ctx, struct h2_stream *st)
 {
 	struct conn *c = ctx;
+	const struct sock_file f = {st->file_fd, st->file.size, &st->resident_to};
 
-	/* No room under user-space TLS: OpenSSL must see the bytes. */
-	if (c->w->srv->cfg->sendfile == CONFIG_OFF || st->niov == 0 ||
-	    sock_out_map_room(c->sock) < (unsigned)st->niov)
+	if (c->w->srv->cfg->sendfile == CONFIG_OFF ||
+	    !sock_batch_map(c->sock, &f, &st->map, st->read_off, st->iov, st->niov))
 		return false;
-	if (!st->map) {
-		if (st->file_fd < 0 || st->file.size == 0)
-			return false;
-		void *m = mmap(NULL, st->file.size, PROT_READ, MAP_SHARED, st->file_fd, 0);
-		if (m == MAP_FAILED)
-			return false;
-		st->map = m;
-	}
-	/* One look ahead covers the next batches (a question per batch was a
-	 * third of the system calls of a download). */
-	if (!file_resident_ahead(st->file_fd, &st->resident_to, st->read_off, st->read_len,
-				 st->file.size, RESIDENT_AHEAD))
-		return false;
-	uint64_t off = st->read_off;
-	for (int i = 0; i < st->niov; i++) {
-		sock_out_map(c->sock, st->iov[i].iov_base, (const char *)st->map + off,
-			     st->iov[i].iov_len);
-		off += st->iov[i].iov_len;
-	}
 	c->w->stats.h2_mapped_bytes += st->read_len;
 	return true;
 }
@@ -327,7 +266,7 @@ static void env_stream_done(void *ctx, const struct h2_stream_record *r)
 		end = c->abort_end;
 	else if (r->reset)
 		end = r->reset_ours ? ACCESS_END_ERROR : ACCESS_END_RESET;
-	const struct access_record rec = {
+	struct access_record rec = {
 	    .client = c->peer_text,
 	    .method = r->method,
 	    .method_len = r->method_len,
@@ -345,9 +284,6 @@ static void env_stream_done(void *ctx, const struct h2_stream_record *r)
 	    .sent_bytes = r->frame_bytes,
 	    .duration_ms = r->duration_ms,
 	    .protocol = "HTTP/2",
-	    .tls_version = sock_tls_version(c->sock),
-	    .tls_cipher = sock_tls_cipher(c->sock),
-	    .ktls_tx = sock_ktls_tx(c->sock),
 	    .body_path = !r->file_body  ? "none"
 			 : c->h2->sendfile ? "splice"
 			 : r->mapped	   ? "mmap"
@@ -355,6 +291,7 @@ static void env_stream_done(void *ctx, const struct h2_stream_record *r)
 	    .encoding = r->encoding,
 	    .end = end,
 	};
+	sock_log_tls(c->sock, &rec);
 	access_log_write(&c->w->alog, &rec);
 }
 
@@ -463,7 +400,8 @@ static void h2_start(struct conn *c)
 		return;
 	}
 	c->h2 = hs;
-	hs->sendfile = cfg->h2_sendfile && plaintext_out(c) && sock_can_splice(c->sock);
+	hs->sendfile =
+	    cfg->h2_sendfile && sock_body_zero_copy(c->sock, CONFIG_ON, 0); /* wherever it can */
 	h2_drive(c);
 }
 
@@ -568,9 +506,7 @@ static void h2_tick(struct conn *c)
 			update_deadline(c);
 		return;
 	}
-	if (hs->out_cap) {
-		if (!plaintext_out(c))
-			bufpool_put(&c->w->bufs, hs->out, hs->out_cap);
+	if (hs->out_cap) { /* the transport's: it takes it back below */
 		hs->out = NULL;
 		hs->out_cap = 0;
 	}
@@ -652,8 +588,6 @@ static void h2_release(struct conn *c)
 	struct h2_session *hs = c->h2;
 	if (!hs)
 		return;
-	if (!plaintext_out(c))
-		bufpool_put(&c->w->bufs, hs->out, hs->out_cap);
 	take_counters(c);
 	h2_session_free(hs);
 	c->h2 = NULL;

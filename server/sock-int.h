@@ -105,6 +105,9 @@ struct sock {
 	struct __kernel_timespec pace_ts;
 	bool pace_posted;             /* the timer runs: the next send waits for it */
 	bool throttled;               /* the queue waited for tokens since it was last empty */
+
+	/* A batch (sock_batch_open) is open: its one fill holds the room. */
+	bool batch_open;
 };
 
 /* Plaintext sealed at once: 16 records, one send. */
@@ -112,6 +115,8 @@ struct sock {
 
 /* Shared by the transport's files (sock.c unless said). */
 void sock_fail(struct sock *s, const char *why);
+/* An owner broke one of the transport's rules: a debug build stops. */
+void sock_bug(struct sock *s, const char *what);
 bool sock_openssl_may_run(const struct sock *s);
 /* OpenSSL left something to send that no protocol step will. */
 bool sock_openssl_output_waits(const struct sock *s);
@@ -123,6 +128,47 @@ void sock_account_sent(struct sock *s, enum stat_via via, int res);
 /* How many of want bytes --limit-rate lets into the socket now (0: the
  * timer is armed, or the sock failed: its kernel TLS key is spent). */
 size_t sock_pace_allow(struct sock *s, size_t want);
+
+/* OpenSSL encrypts (TLS without kTLS): what is sent is staged, then sealed. */
+bool sock_user_tls(const struct sock *s);
+
+/* The len bytes reserved at hole (and committed later) leave from src
+ * instead (a file's pages, mapped), in their place: nothing is copied in
+ * user space; they count as written.
+ * src must stay mapped until those bytes left (!sock_tx_pending). Ask
+ * sock_out_map_room first: as many ranges as it says (0 with user-space
+ * TLS, or without memory for the list) are then taken; more are refused
+ * (false). */
+bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len);
+unsigned sock_out_map_room(struct sock *s);
+
+/* sock_splice.c */
+/* Splice is possible here (plain or kTLS, ring SPLICE, pipes). */
+bool sock_can_splice(const struct sock *s);
+/* Moves len file bytes at off (at most a pipe's worth) to the socket
+ * without a copy: file -> a leased pipe -> socket. The handler's spliced()
+ * hears how many entered the pipe; drive() runs once the pipe is empty
+ * again. more: more bytes follow (SPLICE_F_MORE, so kTLS fills whole
+ * records). */
+void sock_splice_file(struct sock *s, int fd, uint64_t off, size_t len, bool more);
+
+/* What sock_sendfile did. */
+enum sock_sendfile_result {
+	SOCK_SENDFILE_SENT,   /* *sent bytes went; call again while not busy */
+	SOCK_SENDFILE_WAIT,   /* the socket is full or --limit-rate waits:
+			       * drive() runs when it may go on */
+	SOCK_SENDFILE_EOF,    /* the file ends before off: it shrank */
+	SOCK_SENDFILE_FAILED, /* the transport failed (the handler heard it) */
+};
+/* Moves up to len file bytes at off to the socket without a copy, by one
+ * sendfile(2) on the worker. Only for bytes in the page cache
+ * (file_resident): a sendfile that waits for the disk stalls every
+ * connection of the worker. A short send means the socket is full: the
+ * sock is busy until drive(). */
+enum sock_sendfile_result sock_sendfile(struct sock *s, int fd, uint64_t off, size_t len,
+					size_t *sent);
+/* Largest len for one sock_sendfile. */
+#define SOCK_SENDFILE_MAX (2u << 20)
 
 /* sock_input.c */
 void sock_rx_give_back_if_empty(struct sock *s);

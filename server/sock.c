@@ -164,7 +164,7 @@ void sock_abort(struct sock *s)
 /* An owner broke one of the transport's rules (sock.h): a debug build
  * stops here, so that the tests see it; a release build says so once and
  * fails the connection, so that nothing more of it leaves. */
-static void sock_bug(struct sock *s, const char *what)
+void sock_bug(struct sock *s, const char *what)
 {
 	log_msg(LOG_ERROR, "BUG: transport: %s; closing the connection", what);
 #ifdef KTLSD_DEBUG

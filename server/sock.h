@@ -37,6 +37,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "server/config-t.h"
+
+struct access_record;
+struct iovec;
 struct sock;
 struct worker;
 struct ring_op;
@@ -78,7 +82,6 @@ enum sock_handshake { SOCK_HS_AGAIN, SOCK_HS_DONE, SOCK_HS_FAILED };
 enum sock_handshake sock_handshake(struct sock *s);
 bool sock_is_tls(const struct sock *s);
 bool sock_ktls_tx(const struct sock *s);   /* the kernel encrypts what we send */
-bool sock_user_tls(const struct sock *s);  /* OpenSSL encrypts (TLS without kTLS) */
 const char *sock_tls_version(const struct sock *s); /* "-" without TLS */
 const char *sock_tls_cipher(const struct sock *s);
 const char *sock_tls_servername(const struct sock *s); /* SNI; NULL: none or no TLS */
@@ -144,15 +147,6 @@ void sock_fill_begin(struct sock *s);
 /* That write ended (whatever it wrote: commit it now, or not at all). */
 void sock_fill_end(struct sock *s);
 
-/* The len bytes reserved at hole (and committed later) leave from src
- * instead (a file's pages, mapped), in their place: nothing is copied in
- * user space; they count as written.
- * src must stay mapped until those bytes left (!sock_tx_pending). Ask
- * sock_out_map_room first: as many ranges as it says (0 with user-space
- * TLS, or without memory for the list) are then taken; more are refused
- * (false). */
-bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len);
-unsigned sock_out_map_room(struct sock *s);
 /* Plaintext reserved/committed and not yet sent. */
 size_t sock_out_len(const struct sock *s);
 /* Seals (user-space TLS) or copies (kTLS, plain) len bytes into the send
@@ -168,33 +162,89 @@ bool sock_busy(const struct sock *s);
 bool sock_drained(const struct sock *s);
 /* The send buffer holds bytes not yet handed to the socket. */
 bool sock_tx_pending(const struct sock *s);
-/* Splice is possible here (plain or kTLS, ring SPLICE, pipes). */
-bool sock_can_splice(const struct sock *s);
-/* Moves len file bytes at off to the socket without a copy: file -> a
- * leased pipe -> socket. The handler's spliced() hears how many entered
- * the pipe; drive() runs once the pipe is empty again. more: more bytes
- * follow (SPLICE_F_MORE, so kTLS fills whole records). */
-void sock_splice_file(struct sock *s, int fd, uint64_t off, size_t len, bool more);
-/* Largest useful len for sock_splice_file. */
-size_t sock_splice_max(const struct sock *s);
+/* ---- bodies (sock_body.c) ----
+ * A protocol says which bytes a body is made of; the transport picks how
+ * they travel (copy, sendfile, splice, the file's mapped pages) from its
+ * TLS mode, which nothing above it asks. Every buffer they pass through is
+ * the transport's, in every mode, under the fill rule above. */
 
-/* What sock_sendfile did. */
-enum sock_sendfile_result {
-	SOCK_SENDFILE_SENT,   /* *sent bytes went; call again while not busy */
-	SOCK_SENDFILE_WAIT,   /* the socket is full or --limit-rate waits:
-			       * drive() runs when it may go on */
-	SOCK_SENDFILE_EOF,    /* the file ends before off: it shrank */
-	SOCK_SENDFILE_FAILED, /* the transport failed (the handler heard it) */
+/* --sendfile auto goes zero copy from this body size up, and only where the
+ * kernel encrypts (kTLS): below it one read and one send (the head in the
+ * same record) beat a send and two splices through a pipe; on plain HTTP,
+ * 32 KiB bodies ran 37% and 64 KiB ones 23% more requests per server
+ * CPU-second by copy. */
+#define SOCK_ZERO_COPY_MIN (64 * 1024)
+
+/* Whether a body of size file bytes leaves without a copy through user
+ * space (sock_send_file) rather than through the send buffer
+ * (sock_body_room and a file read). want is --sendfile: off never, on
+ * wherever this socket can, auto where that was measured to win. */
+bool sock_body_zero_copy(const struct sock *s, enum config_tristate want, uint64_t size);
+
+/* Room for the next chunk of a copied body (a file read, or bytes the
+ * file cache keeps), where the next send takes it from, or NULL when a
+ * chunk waits to leave already or there is no room now: send first. A
+ * file read into it is a fill. */
+char *sock_body_room(struct sock *s, size_t *room);
+
+/* File bytes a body is made of. */
+struct sock_file {
+	int fd;
+	/* The bytes wanted of the file end here: how far the transport may
+	 * ask ahead whether its pages are cached. */
+	uint64_t end;
+	/* The residency hint: up to where its pages were last found cached
+	 * (0 at first; the transport moves it on), or NULL: do not ask, the
+	 * bytes go by the ring, which waits for the disk off the worker. */
+	uint64_t *resident_to;
 };
-/* Moves up to len file bytes at off to the socket without a copy, by one
- * sendfile(2) on the worker. Only for bytes in the page cache
- * (file_resident): a sendfile that waits for the disk stalls every
- * connection of the worker. A short send means the socket is full: the
- * sock is busy until drive(). */
-enum sock_sendfile_result sock_sendfile(struct sock *s, int fd, uint64_t off, size_t len,
-					size_t *sent);
-/* Largest len for one sock_sendfile. */
-#define SOCK_SENDFILE_MAX (2u << 20)
+
+enum sock_file_result {
+	SOCK_FILE_SENT,   /* *sent bytes went; call again while not busy */
+	SOCK_FILE_QUEUED, /* on their way: spliced() says how many, drive() follows */
+	SOCK_FILE_WAIT,   /* the socket is full or --limit-rate waits: drive() follows */
+	SOCK_FILE_EOF,    /* the file ends before off: it shrank */
+	SOCK_FILE_FAILED, /* the transport failed (the handler heard it) */
+};
+/* Moves up to len bytes of f at off to the socket without a copy (only
+ * where sock_body_zero_copy said so); it takes as many as one step moves.
+ * more: bytes follow these at once (so kTLS fills whole records). Cached
+ * pages go by sendfile(2) on the worker, the others by splices through a
+ * leased pipe on the ring's threads: a sendfile that waits for the disk
+ * would stall every connection of the worker. */
+enum sock_file_result sock_send_file(struct sock *s, const struct sock_file *f, uint64_t off,
+				     size_t len, bool more, size_t *sent);
+
+/* ---- batches: frame headers around file bytes, sent as one ----
+ * A batch is room in a buffer of the transport that the protocol fills
+ * with frames and, in the holes it leaves, file bytes (a ring read into
+ * each, a fill, or the file's pages: sock_batch_map). It is one fill from
+ * sock_batch_open to sock_batch_send or sock_batch_drop: nothing of it
+ * leaves, moves or goes back before, and it cannot leave while a read into
+ * it is open. */
+/* Room for up to want bytes. A batch that did not leave yet (sock_batch_send
+ * said not now) comes back with the bytes already in it, where the mode
+ * lets it grow; otherwise NULL: not now (the last one has not left far
+ * enough), or out of memory. */
+char *sock_batch_open(struct sock *s, size_t want, size_t *room);
+/* Nothing went into the batch: it ends. */
+void sock_batch_drop(struct sock *s);
+/* The first len bytes of the batch are all written: they leave, in one
+ * send. 1: on their way (the next batch may be opened); 0: not now (a send
+ * in flight: drive() follows); -1: the transport failed. */
+int sock_batch_send(struct sock *s, size_t len);
+/* The n holes of the open batch hold f's bytes from off on: they leave
+ * from the file's pages as the batch is sent, with no read and no copy,
+ * where this socket can send from pages and they are cached. *map is the
+ * file's first f->end bytes, mapped here when first needed; the owner
+ * unmaps it once the batches that sent from it have left. false: fill the
+ * holes by reads. */
+bool sock_batch_map(struct sock *s, const struct sock_file *f, const void **map,
+		    uint64_t off, const struct iovec *holes, int n);
+
+/* What the access log says of the TLS under a response. */
+void sock_log_tls(const struct sock *s, struct access_record *rec);
+
 /* Half-close: everything is out, nothing more will be sent. */
 void sock_shutdown_write(struct sock *s);
 /* Gives back buffers a quiet connection does not need. */

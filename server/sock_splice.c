@@ -27,11 +27,6 @@ bool sock_can_splice(const struct sock *s)
 	return (!s->ssl || sock_ktls_tx(s)) && s->w->feat.splice;
 }
 
-size_t sock_splice_max(const struct sock *s)
-{
-	return PIPEPOOL_PIPE_SIZE;
-}
-
 void sock_post_splice(struct sock *s, struct ring_op *op, bool in)
 {
 	struct io_uring_sqe *sqe;
