@@ -198,7 +198,8 @@ int conn_new(struct worker *w, int fd, bool tls, bool proxy, const struct sockad
 	c->abort_end = ACCESS_END_LOST;
 	/* The sock takes its TLS context from the worker now: the same
 	 * configuration as w->srv (a reload swaps both at once). */
-	c->sock = sock_new(w, fd, tls, &conn_handler, c);
+	const struct sock_tls st = {w->tls, w->srv->use_ktls, w->srv->seal_records};
+	c->sock = sock_new(&w->sock_env, fd, tls ? &st : NULL, &conn_handler, c);
 	if (!c->sock) {
 		free(c);
 		return -ENOMEM;

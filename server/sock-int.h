@@ -17,6 +17,7 @@
 #include "server/rxring.h"
 #include "server/stats-t.h"
 
+struct sock_env;
 struct sock_handler;
 
 /* Ranges of tx a batch may take from mapped pages (sock_out_map). */
@@ -42,7 +43,7 @@ struct tx_holes {
 };
 
 struct sock {
-	struct worker *w;
+	const struct sock_env *env;
 	const struct sock_handler *h;
 	void *ctx;
 	int fd;

@@ -20,8 +20,6 @@
 #include "server/ring.h"
 #include "server/rxring.h"
 #include "server/sock-int.h"
-#include "server/stats.h"
-#include "server/worker-t.h"
 
 static void *pool_alloc(void *ctx, size_t want, size_t *cap)
 {
@@ -39,25 +37,23 @@ static void send_done(struct ring_op *op, int res, uint32_t flags);
 static void ctrl_done(struct ring_op *op, int res, uint32_t flags);
 static void pace_done(struct ring_op *op, int res, uint32_t flags);
 
-struct sock *sock_new(struct worker *w, int fd, bool tls, const struct sock_handler *h,
-		      void *ctx)
+struct sock *sock_new(const struct sock_env *env, int fd, const struct sock_tls *tls,
+		      const struct sock_handler *h, void *ctx)
 {
 	struct sock *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		goto sock_fail;
-	s->w = w;
+	s->env = env;
 	s->h = h;
 	s->ctx = ctx;
 	s->fd = fd;
 	s->splice_fd = -1;
 	s->rx_bid = -1;
 	s->wire.fd = fd;
-	s->wire.ktls_allowed = w->srv->use_ktls;
-	s->wire.seal_allowed = w->srv->seal_records;
 	s->wire.tx_alloc = pool_alloc;
 	s->wire.tx_free = pool_free;
-	s->wire.alloc_ctx = &w->bufs;
+	s->wire.alloc_ctx = env->bufs;
 	s->recv_op.complete = sock_recv_done;
 	s->send_op.complete = send_done;
 	s->ctrl_op.complete = ctrl_done;
@@ -67,10 +63,12 @@ struct sock *sock_new(struct worker *w, int fd, bool tls, const struct sock_hand
 	s->pace_op.complete = pace_done;
 	s->pipe_wait.ready = sock_pipe_ready;
 	if (tls) {
-		s->ssl = tls_conn_new(w->tls, &s->wire);
+		s->wire.ktls_allowed = tls->ktls;
+		s->wire.seal_allowed = tls->seal;
+		s->ssl = tls_conn_new(tls->srv, &s->wire);
 		if (!s->ssl)
 			goto sock_fail;
-		s->tls_srv = w->tls;
+		s->tls_srv = tls->srv;
 	}
 	return s;
 sock_fail:
@@ -81,16 +79,16 @@ sock_fail:
 
 static void sock_free(struct sock *s)
 {
-	struct bufpool *bp = &s->w->bufs;
+	struct bufpool *bp = s->env->bufs;
 
 	free(s->holes);
 	if (s->pipe_waiting)
-		pipepool_cancel(&s->w->pipes, &s->pipe_wait);
+		pipepool_cancel(s->env->pipes, &s->pipe_wait);
 	if (s->pipe) {
 		if (s->splice_len || s->splice_want)
-			pipepool_give_back_dirty(&s->w->pipes, s->pipe);
+			pipepool_give_back_dirty(s->env->pipes, s->pipe);
 		else
-			pipepool_give_back(&s->w->pipes, s->pipe);
+			pipepool_give_back(s->env->pipes, s->pipe);
 	}
 	if (s->ssl) {
 		SSL_free(s->ssl);
@@ -130,7 +128,7 @@ bool sock_closed(const struct sock *s)
 
 void sock_abort(struct sock *s)
 {
-	struct io_uring *ring = &s->w->ring;
+	struct io_uring *ring = s->env->ring;
 
 	if (s->closing)
 		return;
@@ -152,7 +150,7 @@ void sock_abort(struct sock *s)
 	if (s->pace_posted)
 		ring_cancel(ring, &s->pace_op);
 	if (s->pipe_waiting) {
-		pipepool_cancel(&s->w->pipes, &s->pipe_wait);
+		pipepool_cancel(s->env->pipes, &s->pipe_wait);
 		s->pipe_waiting = false;
 		s->inflight--; /* the hold taken while waiting; ours follows */
 	}
@@ -246,7 +244,7 @@ bool sock_openssl_may_run(const struct sock *s)
 
 void sock_set_rate(struct sock *s, uint64_t rate, uint64_t after)
 {
-	pace_init(&s->pace, rate, after, s->w->now_ms);
+	pace_init(&s->pace, rate, after, *s->env->now_ms);
 }
 
 bool sock_throttled(const struct sock *s)
@@ -267,13 +265,13 @@ size_t sock_pace_allow(struct sock *s, size_t want)
 	}
 	if (!s->pace.rate)
 		return want;
-	size_t n = pace_grant(&s->pace, want, s->w->now_ms);
+	size_t n = pace_grant(&s->pace, want, *s->env->now_ms);
 	if (n < want)
 		s->throttled = true;
 	if (n)
 		return n;
 	uint64_t ms = pace_wait_ms(&s->pace, want);
-	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
+	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
 	s->pace_ts.tv_sec = (long long)(ms / 1000);
 	s->pace_ts.tv_nsec = (long long)(ms % 1000) * 1000000;
 	io_uring_prep_timeout(sqe, &s->pace_ts, 0, 0);
@@ -302,11 +300,11 @@ enum sock_handshake sock_handshake(struct sock *s)
 	if (sock_openssl_output_waits(s))
 		sock_post_next_send(s);
 	if (st == TLS_FAILED) {
-		s->w->stats.handshakes[STAT_HS_FAILED]++;
+		s->env->stats->handshakes[STAT_HS_FAILED]++;
 		return SOCK_HS_FAILED;
 	}
 	if (st == TLS_DONE) {
-		struct worker_stats *stats = &s->w->stats;
+		struct worker_stats *stats = s->env->stats;
 		if (sock_ktls_tx(s))
 			stats->ktls_tx++;
 		else
@@ -377,7 +375,7 @@ char *sock_out_reserve(struct sock *s, size_t len, size_t *room)
 {
 	if (sock_user_tls(s)) {
 		if (!s->stage) {
-			s->stage = bufpool_get(&s->w->bufs, STAGE_CAP, &s->stage_cap);
+			s->stage = bufpool_get(s->env->bufs, STAGE_CAP, &s->stage_cap);
 			if (!s->stage)
 				return NULL;
 		}
@@ -484,12 +482,12 @@ static void post_ctrl(struct sock *s)
 	c->cmsg_type = KTLS_SET_RECORD_TYPE;
 	c->cmsg_len = CMSG_LEN(1);
 	*CMSG_DATA(c) = r->type;
-	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
+	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
 	io_uring_prep_sendmsg(sqe, s->fd, &s->ctrl_msg, MSG_NOSIGNAL);
 	ring_op_attach(sqe, &s->ctrl_op);
 	s->ctrl_posted = true;
 	s->inflight++;
-	s->w->stats.send_ops++;
+	s->env->stats->send_ops++;
 }
 
 /* The iovecs for tx[tx_sent, end) with the holes' bytes in their places.
@@ -576,8 +574,8 @@ static bool ct_reserve(struct sock *s, size_t len)
 
 	if (s->ct_cap >= want)
 		return true;
-	bufpool_put(&s->w->bufs, s->ct, s->ct_cap);
-	s->ct = bufpool_get(&s->w->bufs, want, &s->ct_cap);
+	bufpool_put(s->env->bufs, s->ct, s->ct_cap);
+	s->ct = bufpool_get(s->env->bufs, want, &s->ct_cap);
 	if (!s->ct)
 		s->ct_cap = 0;
 	return s->ct != NULL;
@@ -605,7 +603,7 @@ static bool seal(struct sock *s, unsigned char type, const char *data, size_t le
 
 static void post_ct_send(struct sock *s)
 {
-	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
+	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
 	int more = s->wire.tx_len > s->tx_sent || s->wire.ctrl ? MSG_MORE : s->send_flags;
 
 	io_uring_prep_send(sqe, s->fd, s->ct + s->ct_sent, s->ct_len - s->ct_sent,
@@ -614,7 +612,7 @@ static void post_ct_send(struct sock *s)
 	s->send_posted = true;
 	s->ct_posted = true;
 	s->inflight++;
-	s->w->stats.send_ops++;
+	s->env->stats->send_ops++;
 }
 
 /* Posts the next piece of the queue, in order: tx up to the kTLS switch,
@@ -683,7 +681,7 @@ void sock_post_next_send(struct sock *s)
 				end = s->tx_sent + n;
 				more = 0;
 			}
-			struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
+			struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
 			if (s->holes && gather(s, end))
 				io_uring_prep_sendmsg(sqe, s->fd, &s->holes->msg, MSG_NOSIGNAL | more);
 			else
@@ -693,7 +691,7 @@ void sock_post_next_send(struct sock *s)
 			s->send_posted = true;
 			wi->tx_busy = true;
 			s->inflight++;
-			s->w->stats.send_ops++;
+			s->env->stats->send_ops++;
 			return;
 		}
 		if (s->tx_sent == wi->tx_len && wi->tx_len > 0 && tx_restart(s)) {
@@ -722,13 +720,13 @@ void sock_account_sent(struct sock *s, enum stat_via via, int res)
 	enum stat_tls tls = stats_tls_path(s->ssl != NULL, sock_ktls_tx(s));
 
 	s->bytes_sent += (uint64_t)res;
-	s->w->stats.bytes_out[via][tls] += (uint64_t)res;
+	s->env->stats->bytes_out[via][tls] += (uint64_t)res;
 	if (res > 0)
 		ktls_account_tx(&s->wire, (size_t)res);
 	if (s->pace.rate && res > 0)
 		pace_spend(&s->pace, (size_t)res);
 	if (res > 0)
-		s->sent_ms = s->w->now_ms;
+		s->sent_ms = *s->env->now_ms;
 }
 
 static void send_done(struct ring_op *op, int res, uint32_t flags)
@@ -793,7 +791,7 @@ void sock_shutdown_write(struct sock *s)
 
 void sock_release_idle_buffers(struct sock *s)
 {
-	struct bufpool *bp = &s->w->bufs;
+	struct bufpool *bp = s->env->bufs;
 
 	sock_rx_give_back_if_empty(s);
 
@@ -832,7 +830,7 @@ uint64_t sock_bytes_sent(const struct sock *s)
  * send timeout does not run meanwhile. */
 uint64_t sock_sent_ms(const struct sock *s)
 {
-	return s->pace_posted ? s->w->now_ms : s->sent_ms;
+	return s->pace_posted ? *s->env->now_ms : s->sent_ms;
 }
 
 /* The tokens a send or splice waited for are there (or the sock closed:

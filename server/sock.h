@@ -40,9 +40,15 @@
 #include "server/config-t.h"
 
 struct access_record;
+struct bufpool;
+struct io_uring;
 struct iovec;
+struct pipepool;
+struct ring_features;
+struct rxring;
 struct sock;
-struct worker;
+struct tls_server;
+struct worker_stats;
 struct ring_op;
 struct proxy_header;
 
@@ -63,10 +69,32 @@ struct sock_handler {
 	void (*released)(void *ctx);
 };
 
+/* What the transport uses of the worker it runs on: the worker embeds one
+ * and hands it to every sock_new, so that the transport sees none of the
+ * worker's own types. */
+struct sock_env {
+	struct io_uring *ring;        /* each operation carries its completion (ring.h) */
+	struct bufpool *bufs;         /* send, stage and receive buffers */
+	struct rxring *rx_ring;       /* where idle connections' recvs land */
+	struct pipepool *pipes;       /* pipes for splice, leased a chunk at a time */
+	const struct ring_features *feat; /* what the ring can do (splice, buffer rings) */
+	struct worker_stats *stats;   /* the worker's counters (stats-t.h) */
+	const uint64_t *now_ms;       /* the worker's clock, read once a loop turn */
+};
+
+/* A TLS session to start on the socket: the context of the configuration
+ * it is accepted under (a reference is taken), and what it may switch to. */
+struct sock_tls {
+	struct tls_server *srv;
+	bool ktls;                    /* the kernel may encrypt (--ktls) */
+	bool seal;                    /* without it, ktlsd seals records (--tls-records) */
+};
+
 /* Takes ownership of fd (accepted, nonblocking). tls: start a server-side
- * TLS session on it. NULL if out of memory (fd is then closed). */
-struct sock *sock_new(struct worker *w, int fd, bool tls, const struct sock_handler *h,
-		      void *ctx);
+ * TLS session on it (NULL: plain). NULL if out of memory (fd is then
+ * closed). env must outlive the sock. */
+struct sock *sock_new(const struct sock_env *env, int fd, const struct sock_tls *tls,
+		      const struct sock_handler *h, void *ctx);
 
 /* Lifetime: every entry point and every ring operation of the owner (a
  * file read) holds the sock; the last release of a closed sock frees it. */

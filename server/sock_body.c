@@ -13,7 +13,6 @@
 #include "server/bufpool.h"
 #include "server/file_resident.h"
 #include "server/sock.h"
-#include "server/worker-t.h"
 
 /* How far sock_send_file asks ahead whether file bytes are cached: one
  * question per 8 MiB. */
@@ -103,12 +102,13 @@ char *sock_batch_open(struct sock *s, size_t want, size_t *room)
 		return NULL;
 	if (stage && s->stage && s->stage_cap < want && s->stage_len == 0 && !s->stage_fills) {
 		/* Sized for a body's chunk: a batch wants the whole of want. */
-		bufpool_put(&s->w->bufs, s->stage, s->stage_cap);
+		bufpool_put(s->env->bufs, s->stage, s->stage_cap);
 		s->stage = NULL;
 		s->stage_cap = 0;
 	}
 	if (stage && !s->stage) {
-		s->stage = bufpool_get(&s->w->bufs, want > STAGE_CAP ? want : STAGE_CAP, &s->stage_cap);
+		size_t cap = want > STAGE_CAP ? want : STAGE_CAP;
+		s->stage = bufpool_get(s->env->bufs, cap, &s->stage_cap);
 		if (!s->stage)
 			return NULL;
 	}

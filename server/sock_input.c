@@ -15,8 +15,6 @@
 #include "server/bufpool.h"
 #include "server/log.h"
 #include "server/sock.h"
-#include "server/stats.h"
-#include "server/worker-t.h"
 
 /* ---- input ---- */
 
@@ -47,9 +45,9 @@ void sock_rx_give_back_if_empty(struct sock *s)
 	if (!wi->rx || wi->rx_start != wi->rx_end || s->rx_pinned)
 		return;
 	if (s->rx_bid >= 0)
-		rxring_put(&s->w->rx_ring, (unsigned)s->rx_bid);
+		rxring_put(s->env->rx_ring, (unsigned)s->rx_bid);
 	else
-		bufpool_put(&s->w->bufs, wi->rx, RX_CAP);
+		bufpool_put(s->env->bufs, wi->rx, RX_CAP);
 	s->rx_bid = -1;
 	wi->rx = NULL;
 	wi->rx_start = wi->rx_end = 0;
@@ -60,7 +58,7 @@ static bool rx_take_pooled(struct sock *s)
 {
 	size_t cap;
 
-	s->wire.rx = bufpool_get(&s->w->bufs, RX_CAP, &cap);
+	s->wire.rx = bufpool_get(s->env->bufs, RX_CAP, &cap);
 	s->wire.rx_start = s->wire.rx_end = 0;
 	if (!s->wire.rx) {
 		sock_fail(s, "out of memory");
@@ -88,7 +86,7 @@ static void rx_leave_ring(struct sock *s)
 		memcpy(wi->rx, from, left);
 		wi->rx_end = left;
 	}
-	rxring_put(&s->w->rx_ring, bid);
+	rxring_put(s->env->rx_ring, bid);
 }
 
 /* Room at the end of wire.rx for the next recv (0: full). */
@@ -113,7 +111,7 @@ static void post_recv_op(struct sock *s, struct io_uring_sqe *sqe,
 	ring_op_attach(sqe, &s->recv_op);
 	s->recv_posted = true;
 	s->inflight++;
-	s->w->stats.recv_ops++;
+	s->env->stats->recv_ops++;
 }
 
 /* A recv into the free end of wire.rx, which it pins until it completes:
@@ -121,7 +119,7 @@ static void post_recv_op(struct sock *s, struct io_uring_sqe *sqe,
 static void post_recv_into_rx(struct sock *s)
 {
 	struct tls_wire *wi = &s->wire;
-	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
+	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
 
 	io_uring_prep_recv(sqe, s->fd, wi->rx + wi->rx_end, RX_CAP - wi->rx_end, 0);
 	post_recv_op(s, sqe, sock_recv_done);
@@ -142,8 +140,8 @@ void sock_recv(struct sock *s)
 	room = rx_room(s);
 	if (room == 0)
 		return; /* full: the protocol consumes first */
-	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
-	if (s->w->feat.buf_ring) {
+	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
+	if (s->env->feat->buf_ring) {
 		/* At most what fits behind a leftover, so it can be appended. */
 		io_uring_prep_recv(sqe, s->fd, NULL, room, 0);
 		sqe->flags |= IOSQE_BUFFER_SELECT;
@@ -189,7 +187,7 @@ void sock_recv_done(struct ring_op *op, int res, uint32_t flags)
 static void take_ring_buffer(struct sock *s, unsigned bid, size_t len)
 {
 	struct tls_wire *wi = &s->wire;
-	char *buf = rxring_buf(&s->w->rx_ring, bid);
+	char *buf = rxring_buf(s->env->rx_ring, bid);
 
 	sock_rx_give_back_if_empty(s);
 	if (!wi->rx) {
@@ -205,7 +203,7 @@ static void take_ring_buffer(struct sock *s, unsigned bid, size_t len)
 	} else {
 		sock_fail(s, "received more than asked for");
 	}
-	rxring_put(&s->w->rx_ring, bid);
+	rxring_put(s->env->rx_ring, bid);
 }
 
 /* A recv that took its buffer from the ring. An empty ring (-ENOBUFS: many
@@ -219,13 +217,13 @@ static void sock_recv_ring_done(struct ring_op *op, int res, uint32_t flags)
 	s->recv_posted = false;
 	if (s->closing || res <= 0) {
 		if (flags & IORING_CQE_F_BUFFER)
-			rxring_put(&s->w->rx_ring, bid);
+			rxring_put(s->env->rx_ring, bid);
 		if (s->closing)
 			goto out;
 	}
 	if (res == -ENOBUFS) {
-		s->w->stats.recv_nobufs++;
-		rxring_grow(&s->w->rx_ring);
+		s->env->stats->recv_nobufs++;
+		rxring_grow(s->env->rx_ring);
 		if (s->wire.rx || rx_take_pooled(s))
 			post_recv_into_rx(s); /* bytes are waiting: it completes at once */
 		goto out;
@@ -235,7 +233,7 @@ static void sock_recv_ring_done(struct ring_op *op, int res, uint32_t flags)
 			sock_fail(s, "recv without a buffer");
 			goto out;
 		}
-		s->w->stats.recv_ring++;
+		s->env->stats->recv_ring++;
 		take_ring_buffer(s, bid, (size_t)res);
 	}
 	received(s, res);
@@ -288,7 +286,7 @@ enum sock_input sock_decrypt(struct sock *s)
 		return SOCK_IN_AGAIN;
 	if (!s->plain) {
 		/* A request head and a little more; HTTP/2 frames stream through. */
-		s->plain = bufpool_get(&s->w->bufs, 32 * 1024, &s->plain_cap);
+		s->plain = bufpool_get(s->env->bufs, 32 * 1024, &s->plain_cap);
 		if (!s->plain) {
 			sock_fail(s, "out of memory");
 			return SOCK_IN_STOP;

@@ -17,14 +17,12 @@
 #include "server/bufpool.h"
 #include "server/log.h"
 #include "server/sock.h"
-#include "server/stats.h"
-#include "server/worker-t.h"
 
 /* ---- splice: file -> leased pipe -> socket ---- */
 
 bool sock_can_splice(const struct sock *s)
 {
-	return (!s->ssl || sock_ktls_tx(s)) && s->w->feat.splice;
+	return (!s->ssl || sock_ktls_tx(s)) && s->env->feat->splice;
 }
 
 void sock_post_splice(struct sock *s, struct ring_op *op, bool in)
@@ -33,27 +31,27 @@ void sock_post_splice(struct sock *s, struct ring_op *op, bool in)
 
 	if (in) {
 		size_t n = s->splice_want < s->pipe->size ? s->splice_want : s->pipe->size;
-		sqe = ring_sqe(&s->w->ring);
+		sqe = ring_sqe(s->env->ring);
 		io_uring_prep_splice(sqe, s->splice_fd, (int64_t)s->splice_off, s->pipe->fd[1], -1,
 				     (unsigned)n, 0);
 	} else {
 		size_t n = sock_pace_allow(s, s->splice_len);
 		if (n == 0)
 			return; /* pace_done splices on */
-		sqe = ring_sqe(&s->w->ring);
+		sqe = ring_sqe(s->env->ring);
 		io_uring_prep_splice(sqe, s->pipe->fd[0], -1, s->fd, -1, (unsigned)n,
 				     s->splice_more && n == s->splice_len ? SPLICE_F_MORE : 0);
 	}
 	ring_op_attach(sqe, op);
 	s->splice_posted = true;
 	s->inflight++;
-	s->w->stats.splice_ops++;
+	s->env->stats->splice_ops++;
 }
 
 /* Wait for room in the socket (sock_poll_done). */
 static void post_poll_out(struct sock *s)
 {
-	struct io_uring_sqe *sqe = ring_sqe(&s->w->ring);
+	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
 	io_uring_prep_poll_add(sqe, s->fd, POLLOUT);
 	ring_op_attach(sqe, &s->poll_op);
 	s->splice_posted = true;
@@ -84,7 +82,7 @@ void sock_splice_file(struct sock *s, int fd, uint64_t off, size_t len, bool mor
 	s->splice_more = more;
 	if (!s->pipe) {
 		int err;
-		s->pipe = pipepool_lease(&s->w->pipes, &s->pipe_wait, &err);
+		s->pipe = pipepool_lease(s->env->pipes, &s->pipe_wait, &err);
 		if (!s->pipe && err) {
 			log_msg(LOG_WARN, "no pipe for splice: %s", strerror(-err));
 			sock_fail(s, "no pipe for splice");
@@ -105,7 +103,7 @@ void sock_splice_file(struct sock *s, int fd, uint64_t off, size_t len, bool mor
 static void pipe_give_back(struct sock *s)
 {
 	if (s->pipe && s->splice_len == 0) {
-		pipepool_give_back(&s->w->pipes, s->pipe);
+		pipepool_give_back(s->env->pipes, s->pipe);
 		s->pipe = NULL;
 	}
 }
@@ -217,7 +215,7 @@ enum sock_sendfile_result sock_sendfile(struct sock *s, int fd, uint64_t off, si
 		return SOCK_SENDFILE_WAIT; /* pace_done drives on */
 	off_t pos = (off_t)off;
 	ssize_t r = sendfile(s->fd, fd, &pos, n);
-	s->w->stats.sendfile_calls++;
+	s->env->stats->sendfile_calls++;
 	if (r > 0) {
 		sock_account_sent(s, STAT_VIA_SPLICE, (int)r);
 		*sent = (size_t)r;

@@ -1,8 +1,12 @@
-/* The dimensions a worker's statistics are counted by (types only): the
- * counters of struct worker_stats are arrays indexed by these, and
- * server/metrics.c names each index for --status-listen. */
+/* A worker's counters and the dimensions they are counted by (types
+ * only): the counters of struct worker_stats are arrays indexed by these,
+ * and server/metrics.c names each index for --status-listen. Apart from
+ * the worker's types, so that the transport counts without seeing them. */
 #ifndef KTLSD_SERVER_STATS_T_H
 #define KTLSD_SERVER_STATS_T_H
+
+#include <stdbool.h>
+#include <stdint.h>
 
 /* Which protocol answered a request. */
 enum stat_proto { STAT_HTTP1, STAT_HTTP2, STAT_PROTOS };
@@ -56,5 +60,32 @@ enum stat_conn {
 	STAT_CONN_CLOSING,   /* answered, lingering or waiting for the ring to let go */
 	STAT_CONN_STATES,
 };
+
+/* A worker's counters: plain integers that only the worker writes, on its
+ * request path (no atomics, no lock). Others see the copy it publishes
+ * each tick (struct worker_snapshot, worker-t.h). The arrays are indexed
+ * by the dimensions above. */
+struct worker_stats {
+	uint64_t accepted;
+	uint64_t requests[STAT_PROTOS][STAT_CLASSES];  /* answered, by protocol and status class */
+	uint64_t bytes_out[STAT_VIAS][STAT_TLS_PATHS]; /* taken by the socket */
+	uint64_t handshakes[STAT_HANDSHAKES];
+	uint64_t ktls_tx, ktls_off;              /* connections by TLS path */
+	uint64_t body_copy, body_splice;         /* responses by body path */
+	uint64_t send_ops, splice_ops, read_ops, recv_ops;
+	uint64_t recv_ring, recv_nobufs;         /* recvs that took a ring buffer; found it empty */
+	uint64_t timeouts[STAT_TIMEOUTS];
+	uint64_t limits[STAT_LIMITS];
+	uint64_t conn_limit_untracked;           /* --limit-conn could not count: let in (addr_limit.h) */
+	uint64_t truncated;
+	uint64_t h2_mapped_bytes;                /* HTTP/2 payloads sent from mapped file pages */
+	uint64_t sendfile_calls;                 /* sendfile(2) of cached file bytes (sock_sendfile) */
+};
+
+/* Who encrypts for a connection, from its two flags. */
+static inline enum stat_tls stats_tls_path(bool tls, bool ktls_tx)
+{
+	return !tls ? STAT_TLS_NONE : ktls_tx ? STAT_TLS_KERNEL : STAT_TLS_USER;
+}
 
 #endif

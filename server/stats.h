@@ -26,12 +26,6 @@ static inline void stats_count_response(struct worker_stats *st, enum stat_proto
 	st->requests[proto][k]++;
 }
 
-/* Who encrypts for a connection, from its two flags. */
-static inline enum stat_tls stats_tls_path(bool tls, bool ktls_tx)
-{
-	return !tls ? STAT_TLS_NONE : ktls_tx ? STAT_TLS_KERNEL : STAT_TLS_USER;
-}
-
 /* The worker: makes snap the published one. */
 void stats_publish(_Atomic uint64_t shown[WORKER_SNAPSHOT_WORDS],
 		   const struct worker_snapshot *snap);

@@ -28,6 +28,7 @@
 #include "server/ring.h"
 #include "server/rxring.h"
 #include "server/site.h"
+#include "server/sock.h"
 #include "server/stats-t.h"
 
 struct conn;
@@ -71,27 +72,6 @@ struct listener {
 	struct worker *w;
 	struct ring_op accept_op, retry_op;
 	struct __kernel_timespec retry;
-};
-
-/* A worker's counters: plain integers that only the worker writes, on its
- * request path (no atomics, no lock). Others see the copy it publishes
- * each tick (struct worker_snapshot). The arrays are indexed by the
- * dimensions of stats-t.h. */
-struct worker_stats {
-	uint64_t accepted;
-	uint64_t requests[STAT_PROTOS][STAT_CLASSES];  /* answered, by protocol and status class */
-	uint64_t bytes_out[STAT_VIAS][STAT_TLS_PATHS]; /* taken by the socket */
-	uint64_t handshakes[STAT_HANDSHAKES];
-	uint64_t ktls_tx, ktls_off;              /* connections by TLS path */
-	uint64_t body_copy, body_splice;         /* responses by body path */
-	uint64_t send_ops, splice_ops, read_ops, recv_ops;
-	uint64_t recv_ring, recv_nobufs;         /* recvs that took a ring buffer; found it empty */
-	uint64_t timeouts[STAT_TIMEOUTS];
-	uint64_t limits[STAT_LIMITS];
-	uint64_t conn_limit_untracked;           /* --limit-conn could not count: let in (addr_limit.h) */
-	uint64_t truncated;
-	uint64_t h2_mapped_bytes;                /* HTTP/2 payloads sent from mapped file pages */
-	uint64_t sendfile_calls;                 /* sendfile(2) of cached file bytes (sock_sendfile) */
 };
 
 /* What the status listener shows of a worker: its counters and gauges as
@@ -149,6 +129,7 @@ struct worker {
 	char date[32];
 	struct access_log alog;
 	struct worker_stats stats;
+	struct sock_env sock_env;    /* what its connections' transports use of it */
 	/* The last snapshot published, for the status listener's thread: a
 	 * line of its own, away from what the worker writes all the time. */
 	_Alignas(64) _Atomic uint64_t shown[WORKER_SNAPSHOT_WORDS];

@@ -131,6 +131,8 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
 		l->retry_op.complete = on_retry;
 	}
 	w->tick_op.complete = on_tick;
+	w->sock_env = (struct sock_env){&w->ring, &w->bufs, &w->rx_ring, &w->pipes,
+					&w->feat, &w->stats, &w->now_ms};
 	filecache_init(&w->files);
 	w->wake_op.complete = on_wake;
 	/* With --user, the pipes for splice are made now, as root: see
