@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "server/worker-t.h"
+#include "server/stats-t.h"
 
 /* A growing text. An allocation that fails leaves failed set and the text
  * as it was; everything after is dropped. */

@@ -12,7 +12,7 @@
 #include "server/file.h"
 #include "server/filecache.h"
 #include "server/lister.h"
-#include "server/worker-t.h"
+#include "server/server-t.h"
 
 struct opener_ctx {
 	const struct site *site;

@@ -1,4 +1,4 @@
-/* The read-only state workers serve from (struct server, worker-t.h),
+/* The read-only state workers serve from (struct server, server-t.h),
  * built from one loaded configuration: its sites (open roots, certificates
  * and keys as bytes), the MIME types, the kernel TLS policy and the TLS
  * settings each worker makes its context from.
@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "server/worker-t.h"
+#include "server/server-t.h"
 
 struct conf_files;
 

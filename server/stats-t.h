@@ -1,7 +1,8 @@
-/* A worker's counters and the dimensions they are counted by (types
- * only): the counters of struct worker_stats are arrays indexed by these,
- * and server/metrics.c names each index for --status-listen. Apart from
- * the worker's types, so that the transport counts without seeing them. */
+/* A worker's statistics (types only): the dimensions they are counted by,
+ * the counters (arrays indexed by these dimensions, which server/metrics.c
+ * names for --status-listen) and the snapshot a worker publishes (stats.h).
+ * The transport, the protocols and the status listener count and read
+ * them without knowing the worker. */
 #ifndef KTLSD_SERVER_STATS_T_H
 #define KTLSD_SERVER_STATS_T_H
 
@@ -63,8 +64,8 @@ enum stat_conn {
 
 /* A worker's counters: plain integers that only the worker writes, on its
  * request path (no atomics, no lock). Others see the copy it publishes
- * each tick (struct worker_snapshot, worker-t.h). The arrays are indexed
- * by the dimensions above. */
+ * each tick (struct worker_snapshot). The arrays are indexed by the
+ * dimensions above. */
 struct worker_stats {
 	uint64_t accepted;
 	uint64_t requests[STAT_PROTOS][STAT_CLASSES];  /* answered, by protocol and status class */
@@ -87,5 +88,19 @@ static inline enum stat_tls stats_tls_path(bool tls, bool ktls_tx)
 {
 	return !tls ? STAT_TLS_NONE : ktls_tx ? STAT_TLS_KERNEL : STAT_TLS_USER;
 }
+
+/* What the status listener shows of a worker: its counters and gauges as
+ * of its last tick. Nothing but uint64_t, so that it is published and read
+ * word by word (stats.h). */
+struct worker_snapshot {
+	struct worker_stats stats;
+	uint64_t conns[STAT_CONN_STATES];        /* open connections by what they do */
+	uint64_t conns_tls[STAT_TLS_PATHS];      /* ... and by who encrypts for them */
+	uint64_t open_files;                     /* of the file cache and responses */
+	uint64_t file_cache_entries, file_cache_hits, file_cache_revalidations;
+	uint64_t file_cache_misses, file_cache_mem_hits;
+};
+
+#define WORKER_SNAPSHOT_WORDS (sizeof(struct worker_snapshot) / sizeof(uint64_t))
 
 #endif

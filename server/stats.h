@@ -11,10 +11,11 @@
 #ifndef KTLSD_SERVER_STATS_H
 #define KTLSD_SERVER_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "server/worker-t.h"
+#include "server/stats-t.h"
 
 /* Counts one answered request by its protocol and status class. */
 static inline void stats_count_response(struct worker_stats *st, enum stat_proto proto,

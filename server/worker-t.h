@@ -1,7 +1,7 @@
-/* The types of a worker and of the read-only server state it serves
- * (worker.h has its functions). Types only, so that the connection code
- * and the transport can use a worker's fields without including the
- * worker's API, which includes them: no include circle. */
+/* The types of a worker (worker.h has its functions; the server state it
+ * serves is server-t.h's). Types only, so that the connection code can use
+ * a worker's fields without including the worker's API, which includes
+ * them: no include circle. */
 #ifndef KTLSD_SERVER_WORKER_T_H
 #define KTLSD_SERVER_WORKER_T_H
 
@@ -14,10 +14,7 @@
 
 #include <liburing.h>
 
-#include "ktls/ktls.h"
 #include "ktls/tls.h"
-#include "proto/mime.h"
-#include "proto/vhost.h"
 #include "server/access_log.h"
 #include "server/bufpool.h"
 #include "server/config.h"
@@ -27,39 +24,13 @@
 #include "server/pipepool.h"
 #include "server/ring.h"
 #include "server/rxring.h"
+#include "server/server-t.h"
 #include "server/site.h"
 #include "server/sock.h"
 #include "server/stats-t.h"
 
 struct conn;
-struct conn_proto;
 struct addr_limit;
-
-/* Read-only once built (server.h), and counted: the main thread, the
- * workers and the connections that use one each hold a reference. */
-struct server {
-	atomic_uint refs;            /* server_get, server_put */
-	struct config *owned_cfg;    /* freed with it (a reload's); NULL: main's, at start */
-	const struct config *cfg;
-	/* [0] serves requests that name no site (the top level's when it has
-	 * a root, else the first section's); the rest in the config's order. */
-	struct site *sites;
-	size_t nsites;
-	struct vhost_table names;    /* every site's server names */
-	struct tls_site tls_sites[CONFIG_MAX_SITES + 1];
-	struct mime_table *mime;     /* --mime-types, shared by sites without overrides */
-	struct ktls_support ktls;
-	bool ktls_probed;            /* ktls holds a probe's answer */
-	bool use_ktls;               /* --ktls on, or auto with a kernel that has it */
-	bool seal_records;           /* without kernel TLS, ktlsd seals records (--tls-records) */
-	struct tls_settings tls;
-	/* The access log file, the same for every configuration (the main
-	 * thread's: it cannot change without a restart; main sets it on the
-	 * first, server_new copies it from the running one). */
-	const struct access_log_file *access_log;
-	/* The protocols a connection may run (main.c fills them in). */
-	const struct conn_proto *h1, *h2;
-};
 
 struct listener {
 	int fd;
@@ -73,20 +44,6 @@ struct listener {
 	struct ring_op accept_op, retry_op;
 	struct __kernel_timespec retry;
 };
-
-/* What the status listener shows of a worker: its counters and gauges as
- * of its last tick. Nothing but uint64_t, so that it is published and read
- * word by word (stats.h). */
-struct worker_snapshot {
-	struct worker_stats stats;
-	uint64_t conns[STAT_CONN_STATES];        /* open connections by what they do */
-	uint64_t conns_tls[STAT_TLS_PATHS];      /* ... and by who encrypts for them */
-	uint64_t open_files;                     /* of the file cache and responses */
-	uint64_t file_cache_entries, file_cache_hits, file_cache_revalidations;
-	uint64_t file_cache_misses, file_cache_mem_hits;
-};
-
-#define WORKER_SNAPSHOT_WORDS (sizeof(struct worker_snapshot) / sizeof(uint64_t))
 
 #define WORKER_MAX_LISTENERS (2 * CONFIG_MAX_LISTEN)
 

@@ -2,6 +2,7 @@
  * which numbers land in which series, that every series has its HELP and
  * TYPE, the JSON totals, and a text that grows past its first buffer. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
