@@ -172,7 +172,7 @@ static int run(struct run *r, sigset_t *sigs)
 			feats);
 	}
 	if (status.fd >= 0) {
-		rc = status_listen_start(&status, workers, n, srv->use_ktls);
+		rc = status_listen_start(&status, n, worker_read_stats, workers, srv->use_ktls);
 		if (rc < 0) {
 			log_msg(LOG_ERROR, "status-listen: %s", strerror(-rc));
 			goto out;

@@ -136,7 +136,7 @@ static int render(struct status_listen *sl, bool json, struct metrics_buf *body)
 	if (!snaps)
 		return -ENOMEM;
 	for (unsigned i = 0; i < sl->nworkers; i++)
-		stats_read(sl->workers[i].shown, &snaps[i]);
+		sl->read(sl->read_arg, i, &snaps[i]);
 	process_view(&v);
 	if (json)
 		metrics_json(body, &v);
@@ -402,12 +402,13 @@ static void *status_main(void *arg)
 	return NULL;
 }
 
-int status_listen_start(struct status_listen *sl, struct worker *workers, unsigned n,
+int status_listen_start(struct status_listen *sl, unsigned n, status_read_fn *read, void *arg,
 			bool kernel_tls)
 {
 	int rc;
 
-	sl->workers = workers;
+	sl->read = read;
+	sl->read_arg = arg;
 	sl->nworkers = n;
 	sl->kernel_tls = kernel_tls;
 	sl->clients = calloc(STATUS_MAX_CLIENTS, sizeof(*sl->clients));

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "server/config-t.h"
-#include "server/worker-t.h"
+#include "server/stats-t.h"
 
 #define STATUS_MAX_CLIENTS 16
 #define STATUS_REQUEST_MAX 4096
@@ -30,12 +30,18 @@
 
 struct status_client;
 
+/* Copies worker i's last published snapshot into snap (stats_read). The
+ * caller's: the status listener knows the workers by number only, so it
+ * needs none of the worker's types. */
+typedef void status_read_fn(void *arg, unsigned i, struct worker_snapshot *snap);
+
 struct status_listen {
 	int fd;                      /* the listening socket; -1: off */
 	int stop_fd;                 /* eventfd: the thread ends when it is written */
 	pthread_t thread;
 	bool running;
-	struct worker *workers;      /* whose snapshots are shown */
+	status_read_fn *read;        /* how the workers' snapshots are read */
+	void *read_arg;
 	unsigned nworkers;
 	bool kernel_tls;
 	double start_time;           /* Unix seconds, when status_listen_open ran */
@@ -49,9 +55,10 @@ struct status_listen {
  * -errno with a logged reason. sl need not be initialised. */
 int status_listen_open(struct status_listen *sl, const struct config_listen *addr);
 
-/* Starts the thread ("ktlsd-status") that shows the n workers (started, at
- * the address they keep until status_listen_stop). 0 or -errno. */
-int status_listen_start(struct status_listen *sl, struct worker *workers, unsigned n,
+/* Starts the thread ("ktlsd-status") that shows n workers (started, at the
+ * address they keep until status_listen_stop), reading each one's snapshot
+ * with read(arg, i, ...). 0 or -errno. */
+int status_listen_start(struct status_listen *sl, unsigned n, status_read_fn *read, void *arg,
 			bool kernel_tls);
 
 /* From now on /healthz answers 503: the node is going away (SIGTERM). */

@@ -617,6 +617,13 @@ void worker_join(struct worker *w)
 	worker_unprepare(w);
 }
 
+void worker_read_stats(void *workers, unsigned i, struct worker_snapshot *snap)
+{
+	const struct worker *w = (const struct worker *)workers + i;
+
+	stats_read(w->shown, snap);
+}
+
 const char *worker_date(struct worker *w)
 {
 	time_t now = time(NULL);

@@ -46,6 +46,10 @@ void worker_request_reload(struct worker *w, const struct server *next);
 
 void worker_join(struct worker *w);
 
+/* The status listener's reader (status_read_fn, status_listen.h): the last
+ * snapshot worker i of the array workers published (any thread). */
+void worker_read_stats(void *workers, unsigned i, struct worker_snapshot *snap);
+
 /* The Date header value, formatted at most once a second. */
 const char *worker_date(struct worker *w);
 
