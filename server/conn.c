@@ -426,3 +426,38 @@ void conn_resolve(struct conn *c, const struct static_ask *ask, struct static_ta
 	resolve_target(c->srv, &c->w->files, c->w->now_ms, sock_is_tls(c->sock),
 		       sock_tls_servername(c->sock), ask, out);
 }
+
+static void shutdown_all(struct worker *w)
+{
+	for (struct conn *c = w->conns, *next; c; c = next) {
+		next = c->next;
+		conn_shutdown(c);
+	}
+}
+
+static void abort_all(struct worker *w, const char *why)
+{
+	for (struct conn *c = w->conns, *next; c; c = next) {
+		next = c->next;
+		conn_abort_as(c, ACCESS_END_SHUTDOWN, why);
+	}
+}
+
+static void tick_all(struct worker *w, struct worker_snapshot *snap, const char *cut)
+{
+	for (struct conn *c = w->conns, *next; c; c = next) {
+		next = c->next;
+		conn_tally(c, snap->conns, snap->conns_tls);
+		if (cut)
+			conn_abort_as(c, ACCESS_END_SHUTDOWN, cut);
+		else
+			conn_check_deadline(c, w->now_ms);
+	}
+}
+
+const struct worker_conn_ops conn_worker_ops = {
+	.accept = conn_new,
+	.shutdown = shutdown_all,
+	.abort = abort_all,
+	.tick = tick_all,
+};

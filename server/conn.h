@@ -21,6 +21,7 @@
 struct conn;
 struct sock;
 struct worker;
+struct worker_conn_ops;
 struct h2_session;
 
 enum conn_state {
@@ -109,6 +110,11 @@ void conn_shutdown(struct conn *c);
 void conn_abort(struct conn *c, const char *why);
 /* ... or as end says (a timeout, the server stopping, our own failure). */
 void conn_abort_as(struct conn *c, enum access_end end, const char *why);
+
+/* What the worker makes, stops and ticks its connections with
+ * (worker-t.h): conn_new and loops over its connections. main.c hands it
+ * to worker_prepare. */
+extern const struct worker_conn_ops conn_worker_ops;
 
 /* Answered: close_notify, half-close, drain the peer briefly, close. */
 void conn_close_graceful(struct conn *c);

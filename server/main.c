@@ -17,6 +17,7 @@
 #include "server/addr_limit.h"
 #include "server/check.h"
 #include "server/config.h"
+#include "server/conn.h"
 #include "server/file_create.h"
 #include "server/h1_conn.h"
 #include "server/h2_conn.h"
@@ -151,7 +152,7 @@ static int run(struct run *r, sigset_t *sigs)
 	for (unsigned i = 0; i < n; i++)
 		workers[i].conn_limits = conn_limits;
 	for (; prepared < n; prepared++)
-		if (worker_prepare(&workers[prepared], prepared, srv) < 0)
+		if (worker_prepare(&workers[prepared], prepared, srv, &conn_worker_ops) < 0)
 			goto out;
 	if (cfg->nstatus_listen && status_listen_open(&status, &cfg->status_listen) < 0)
 		goto out;

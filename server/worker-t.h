@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <liburing.h>
@@ -31,6 +32,28 @@
 
 struct conn;
 struct addr_limit;
+struct worker;
+
+/* What the worker asks of its connections. It makes and ticks them through
+ * these, as nginx's event loop calls a listening socket's handler, so that
+ * the loop knows no connection's type: conn.c has the one set, main.c hands
+ * it to worker_prepare. */
+struct worker_conn_ops {
+	/* Takes fd, accepted on a listener of the worker (tls, proxy: its
+	 * kind). */
+	int (*accept)(struct worker *w, int fd, bool tls, bool proxy, const struct sockaddr *peer,
+		      socklen_t peerlen);
+	/* The worker stops: idle connections close now, busy ones after
+	 * their response. */
+	void (*shutdown)(struct worker *w);
+	/* Every connection is cut now; a response under way is logged as cut
+	 * by the shutdown, with why. */
+	void (*abort)(struct worker *w, const char *why);
+	/* Once a tick: each connection is counted into snap's gauges, then
+	 * closed if a deadline of its own passed, or, with cut, cut with
+	 * that reason (the shutdown's grace period is over). */
+	void (*tick)(struct worker *w, struct worker_snapshot *snap, const char *cut);
+};
 
 struct listener {
 	int fd;
@@ -72,7 +95,8 @@ struct worker {
 	 * it before they start and frees it after they are joined. */
 	struct addr_limit *conn_limits;
 	struct lister lister;        /* --autoindex: its listing thread, once it lists */
-	struct conn *conns;          /* list head */
+	const struct worker_conn_ops *conn_ops;
+	struct conn *conns;          /* list head (conn.c's) */
 	unsigned nconns;
 	unsigned nconns_high;        /* most connections at once since the heap was last trimmed */
 	bool stopping;

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "proto/httpdate.h"
-#include "server/conn.h"
 #include "server/server.h"
 #include "server/stats.h"
 
@@ -83,12 +82,14 @@ static void on_retry(struct ring_op *op, int res, uint32_t flags);
 static void on_tick(struct ring_op *op, int res, uint32_t flags);
 static void on_wake(struct ring_op *op, int res, uint32_t flags);
 
-int worker_prepare(struct worker *w, unsigned id, const struct server *srv)
+int worker_prepare(struct worker *w, unsigned id, const struct server *srv,
+		   const struct worker_conn_ops *ops)
 {
 	const struct config *cfg = srv->cfg;
 	char err[512];
 
 	w->id = id;
+	w->conn_ops = ops;
 	w->srv = server_get(srv);
 	w->wake_fd = -1;
 	w->alog.fd = -1;
@@ -210,7 +211,8 @@ static void on_accept(struct ring_op *op, int res, uint32_t flags)
 				memset(&peer, 0, sizeof(peer));
 				plen = sizeof(peer);
 			}
-			conn_new(w, res, l->tls, l->proxy, (struct sockaddr *)&peer, plen);
+			w->conn_ops->accept(w, res, l->tls, l->proxy, (struct sockaddr *)&peer,
+					    plen);
 		}
 	} else if (res == -EINVAL && l->multishot) {
 		/* Kernel before 5.19: fall back to one accept per completion. */
@@ -261,10 +263,7 @@ static void begin_stop(struct worker *w)
 		if (!w->listeners[i].inherited)
 			shutdown(w->listeners[i].fd, SHUT_RD);
 	}
-	for (struct conn *c = w->conns, *next; c; c = next) {
-		next = c->next;
-		conn_shutdown(c);
-	}
+	w->conn_ops->shutdown(w);
 }
 
 /* Switches new connections to next, whose reference it takes (and drops
@@ -317,10 +316,7 @@ static void on_retry(struct ring_op *op, int res, uint32_t flags)
 static void quit_now(struct worker *w)
 {
 	begin_stop(w);
-	for (struct conn *c = w->conns, *next; c; c = next) {
-		next = c->next;
-		conn_abort_as(c, ACCESS_END_SHUTDOWN, "exiting now");
-	}
+	w->conn_ops->abort(w, "exiting now");
 	access_log_flush(&w->alog);
 }
 
@@ -382,14 +378,8 @@ static void on_tick(struct ring_op *op, int res, uint32_t flags)
 
 	(void)res;
 	(void)flags;
-	for (struct conn *c = w->conns, *next; c; c = next) {
-		next = c->next;
-		conn_tally(c, snap.conns, snap.conns_tls);
-		if (w->stopping && w->now_ms >= w->stop_deadline_ms)
-			conn_abort_as(c, ACCESS_END_SHUTDOWN, "shutdown grace period over");
-		else
-			conn_check_deadline(c, w->now_ms);
-	}
+	bool grace_over = w->stopping && w->now_ms >= w->stop_deadline_ms;
+	w->conn_ops->tick(w, &snap, grace_over ? "shutdown grace period over" : NULL);
 	access_log_flush(&w->alog);
 	bufpool_trim(&w->bufs);
 	trim_heap_after_burst(w);

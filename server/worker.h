@@ -9,8 +9,10 @@
 
 /* Creates the listening sockets of worker id (bind errors are reported here,
  * before any thread starts), holding a reference to srv until it is
- * joined or unprepared. 0 or -errno with a logged reason. */
-int worker_prepare(struct worker *w, unsigned id, const struct server *srv);
+ * joined or unprepared; its connections are made and ticked through ops.
+ * 0 or -errno with a logged reason. */
+int worker_prepare(struct worker *w, unsigned id, const struct server *srv,
+		   const struct worker_conn_ops *ops);
 
 /* Undoes worker_prepare (also a partial one) for a worker never started. */
 void worker_unprepare(struct worker *w);
