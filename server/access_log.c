@@ -100,7 +100,7 @@ void access_log_init(struct access_log *al, const struct access_log_file *f,
 void access_log_set_format(struct access_log *al, enum access_log_format format)
 {
 	al->format = format;
-	al->when_sec = 0; /* the time is written differently */
+	al->when[0] = '\0'; /* the time is written differently */
 }
 
 /* ---- writing out ---- */
@@ -245,12 +245,11 @@ static const char *const end_names[] = {
 };
 
 /* The time field, formatted once a second. UTC, as the error log. */
-static void update_time(struct access_log *al)
+static void update_time(struct access_log *al, time_t now)
 {
-	time_t now = time(NULL);
 	struct tm tm;
 
-	if (now == al->when_sec)
+	if (al->when[0] && now == al->when_sec)
 		return;
 	al->when_sec = now;
 	gmtime_r(&now, &tm);
@@ -422,7 +421,7 @@ void access_log_write(struct access_log *al, const struct access_record *r)
 		return;
 	if (sizeof(al->buf) - al->len < LINE_MAX_BYTES)
 		access_log_flush(al);
-	update_time(al);
+	update_time(al, r->when);
 
 	/* One byte kept for the newline. */
 	struct out o = {al->buf + al->len, al->buf + al->len + LINE_MAX_BYTES - 1};

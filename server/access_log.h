@@ -41,6 +41,7 @@ enum access_end {
  * target, referer, user agent, host) are escaped here; a NULL one is
  * logged as absent ("-"). */
 struct access_record {
+	time_t when;                 /* the line's second: the worker's clock (clock.h) */
 	const char *client;          /* the address, as text */
 	const char *method, *target, *referer, *user_agent, *host;
 	size_t method_len, target_len, referer_len, user_agent_len, host_len;

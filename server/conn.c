@@ -31,7 +31,7 @@ static const struct sock_handler conn_handler = {
 
 void conn_set_deadline(struct conn *c, unsigned ms)
 {
-	c->deadline_ms = ms ? c->w->now_ms + ms : 0;
+	c->deadline_ms = ms ? c->w->clock.now_ms + ms : 0;
 }
 
 /* Every entry point holds the conn like an operation in flight, so that a
@@ -154,8 +154,8 @@ static void refuse_proxy(struct conn *c, const char *why)
 	struct worker *w = c->w;
 
 	w->stats.limits[STAT_LIMIT_PROXY_HEADER]++;
-	if (!w->proxy_logged_ms || w->now_ms - w->proxy_logged_ms >= 60000) {
-		w->proxy_logged_ms = w->now_ms;
+	if (!w->proxy_logged_ms || w->clock.now_ms - w->proxy_logged_ms >= 60000) {
+		w->proxy_logged_ms = w->clock.now_ms;
 		log_msg(LOG_INFO,
 		        "%s: proxy-protocol listener: %s; closed (worker %u: %llu so far; for a "
 		        "minute, more are logged at debug only)",
@@ -423,7 +423,7 @@ void conn_tally(const struct conn *c, uint64_t by_state[STAT_CONN_STATES],
 
 void conn_resolve(struct conn *c, const struct static_ask *ask, struct static_target *out)
 {
-	resolve_target(c->srv, &c->w->files, c->w->now_ms, sock_is_tls(c->sock),
+	resolve_target(c->srv, &c->w->files, c->w->clock.now_ms, sock_is_tls(c->sock),
 		       sock_tls_servername(c->sock), ask, out);
 }
 
@@ -451,7 +451,7 @@ static void tick_all(struct worker *w, struct worker_snapshot *snap, const char 
 		if (cut)
 			conn_abort_as(c, ACCESS_END_SHUTDOWN, cut);
 		else
-			conn_check_deadline(c, w->now_ms);
+			conn_check_deadline(c, w->clock.now_ms);
 	}
 }
 

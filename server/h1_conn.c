@@ -21,7 +21,7 @@
 #include "server/sock.h"
 #include "server/stats.h"
 #include "server/log.h"
-#include "server/worker.h"
+#include "server/worker-t.h"
 
 #define HEAD_MAX 2048
 
@@ -106,7 +106,7 @@ static void respond_page(struct conn *c, int status, const char *location,
 		conn_abort_as(c, ACCESS_END_ERROR, "no room for a response head");
 		return;
 	}
-	resp_head_page(&h, status, worker_date(c->w), plen, location);
+	resp_head_page(&h, status, clock_date(&c->w->clock), plen, location);
 	if (extras)
 		resp_head_extras(&h, extras);
 	ssize_t len = head_write(c, &h, out, cap);
@@ -144,7 +144,7 @@ static void respond_file(struct conn *c, const struct static_target *res)
 		conn_abort_as(c, ACCESS_END_ERROR, "no room for a response head");
 		return;
 	}
-	resp_head_file(&h, sr, worker_date(c->w));
+	resp_head_file(&h, sr, clock_date(&c->w->clock));
 	resp_head_extras(&h, &res->extras);
 	ssize_t len = head_write(c, &h, out, cap);
 	if (len < 0) {
@@ -191,7 +191,7 @@ static void respond_listing(struct conn *c, struct lister_job *job)
 		conn_abort_as(c, ACCESS_END_ERROR, "no room for a response head");
 		return;
 	}
-	resp_head_listing(&h, worker_date(c->w), type, job->size);
+	resp_head_listing(&h, clock_date(&c->w->clock), type, job->size);
 	resp_head_extras(&h, &r->extras);
 	ssize_t len = head_write(c, &h, out, cap);
 	if (len < 0) { /* cannot happen: a fixed set of short fields */
@@ -337,6 +337,7 @@ static void on_response_done(struct conn *c, enum access_end end)
 	}
 	request_version(req, version);
 	struct access_record rec = {
+	    .when = (time_t)c->w->clock.now_sec,
 	    .client = c->peer_text,
 	    .method = req->method_name[0] ? req->method_name : NULL,
 	    .method_len = strlen(req->method_name),
@@ -352,7 +353,7 @@ static void on_response_done(struct conn *c, enum access_end end)
 	    .status = r->status,
 	    .body_bytes = sent > r->head_len ? sent - r->head_len : 0,
 	    .sent_bytes = sent,
-	    .duration_ms = c->w->now_ms - r->start_ms,
+	    .duration_ms = c->w->clock.now_ms - r->start_ms,
 	    .protocol = "HTTP/1.1",
 	    .body_path = path_names[r->path],
 	    .encoding = r->file.content_encoding,
@@ -464,7 +465,7 @@ static void start_response(struct conn *c)
 	x->phase = H1_RESPOND;
 	memset(&x->resp->body, 0, sizeof(x->resp->body));
 	x->resp->body.done = true;
-	x->resp->start_ms = c->w->now_ms;
+	x->resp->start_ms = c->w->clock.now_ms;
 	x->resp->bytes_base = sock_bytes_sent(c->sock);
 	x->resp->head_len = 0;
 	x->resp->body_len = 0;

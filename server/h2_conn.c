@@ -17,7 +17,7 @@
 #include "server/resolve.h"
 #include "server/sock.h"
 #include "server/stats.h"
-#include "server/worker.h"
+#include "server/worker-t.h"
 
 static void h2_drive(struct conn *c);
 
@@ -206,7 +206,7 @@ static void take_counters(struct conn *c)
 static const char *env_date(void *ctx)
 {
 	struct conn *c = ctx;
-	return worker_date(c->w);
+	return clock_date(&c->w->clock);
 }
 
 static void env_resolve(void *ctx, const struct static_ask *ask, struct static_target *out)
@@ -232,7 +232,7 @@ static int env_reopen(void *ctx, const void *root, const char *rel,
 {
 	struct conn *c = ctx;
 	struct stat st;
-	int fd = filecache_open(&c->w->files, resolve_root(root), rel, c->w->now_ms, &st, mem);
+	int fd = filecache_open(&c->w->files, resolve_root(root), rel, c->w->clock.now_ms, &st, mem);
 
 	if (fd < 0)
 		return -1;
@@ -267,6 +267,7 @@ static void env_stream_done(void *ctx, const struct h2_stream_record *r)
 	else if (r->reset)
 		end = r->reset_ours ? ACCESS_END_ERROR : ACCESS_END_RESET;
 	struct access_record rec = {
+	    .when = (time_t)c->w->clock.now_sec,
 	    .client = c->peer_text,
 	    .method = r->method,
 	    .method_len = r->method_len,
@@ -380,7 +381,7 @@ static void h2_start(struct conn *c)
 		    .max_continuations = cfg->h2_max_continuations,
 		    .keepalive_requests = cfg->keepalive_requests,
 		},
-	    .now_ms = &c->w->now_ms,
+	    .now_ms = &c->w->clock.now_ms,
 	    .boundary_seed = &c->w->boundary_seed,
 	    .ctx = c,
 	    .date = env_date,

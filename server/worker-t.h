@@ -18,6 +18,7 @@
 #include "ktls/tls.h"
 #include "server/access_log.h"
 #include "server/bufpool.h"
+#include "server/clock.h"
 #include "server/config.h"
 #include "server/filecache.h"
 #include "server/lister.h"
@@ -104,10 +105,8 @@ struct worker {
 	bool accept_paused_logged;
 	uint64_t accept_failed_ms;   /* when accept last ran out of fds */
 	uint64_t proxy_logged_ms;    /* when a refused PROXY header was last logged at info */
-	uint64_t now_ms;
+	struct clock clock;          /* read once per loop turn */
 	uint64_t boundary_seed;
-	time_t date_sec;             /* the Date header, formatted once a second */
-	char date[32];
 	struct access_log alog;
 	struct worker_stats stats;
 	struct sock_env sock_env;    /* what its connections' transports use of it */

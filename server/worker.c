@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proto/httpdate.h"
+#include "server/clock.h"
 #include "server/server.h"
 #include "server/stats.h"
 
@@ -24,20 +24,6 @@
 
 /* A loop turn submits once at its end, unless it has run this long. */
 #define FLUSH_AFTER_NS 100000
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t monotonic_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* SO_REUSEPORT lets a second server (another ktlsd, a leftover one) bind
  * the same port and silently take half the connections. A socket without
@@ -133,7 +119,7 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv,
 	}
 	w->tick_op.complete = on_tick;
 	w->sock_env = (struct sock_env){&w->ring, &w->bufs, &w->rx_ring, &w->pipes,
-					&w->feat, &w->stats, &w->now_ms};
+					&w->feat, &w->stats, &w->clock.now_ms};
 	filecache_init(&w->files);
 	w->wake_op.complete = on_wake;
 	/* With --user, the pipes for splice are made now, as root: see
@@ -224,7 +210,7 @@ static void on_accept(struct ring_op *op, int res, uint32_t flags)
 			log_msg(LOG_WARN, "worker %u: accept: %s; pausing accepts briefly", w->id,
 				strerror(-res));
 		w->accept_paused_logged = true;
-		w->accept_failed_ms = w->now_ms;
+		w->accept_failed_ms = w->clock.now_ms;
 		if (!l->armed && !w->stopping) {
 			struct io_uring_sqe *sqe = ring_sqe(&w->ring);
 			l->retry.tv_sec = 0;
@@ -240,7 +226,7 @@ static void on_accept(struct ring_op *op, int res, uint32_t flags)
 	/* One log line per episode: an accept that slips through while fds
 	 * are still short (one closed, taken at once) does not end it; a
 	 * second without failures does. */
-	if (res >= 0 && w->now_ms - w->accept_failed_ms > 1000)
+	if (res >= 0 && w->clock.now_ms - w->accept_failed_ms > 1000)
 		w->accept_paused_logged = false;
 	if (!l->armed && !w->stopping)
 		arm_accept(l);
@@ -251,7 +237,7 @@ static void begin_stop(struct worker *w)
 	if (w->stopping)
 		return;
 	w->stopping = true;
-	w->stop_deadline_ms = w->now_ms + w->srv->cfg->shutdown_grace_ms;
+	w->stop_deadline_ms = w->clock.now_ms + w->srv->cfg->shutdown_grace_ms;
 	for (size_t i = 0; i < w->nlisteners; i++) {
 		ring_cancel(&w->ring, &w->listeners[i].accept_op);
 		/* Closing our SO_REUSEPORT socket sends new connections to no one:
@@ -378,7 +364,7 @@ static void on_tick(struct ring_op *op, int res, uint32_t flags)
 
 	(void)res;
 	(void)flags;
-	bool grace_over = w->stopping && w->now_ms >= w->stop_deadline_ms;
+	bool grace_over = w->stopping && w->clock.now_ms >= w->stop_deadline_ms;
 	w->conn_ops->tick(w, &snap, grace_over ? "shutdown grace period over" : NULL);
 	access_log_flush(&w->alog);
 	bufpool_trim(&w->bufs);
@@ -463,7 +449,7 @@ static void *worker_main(void *arg)
 	if (w->start_error < 0)
 		return NULL;
 
-	w->now_ms = monotonic_ms();
+	clock_update(&w->clock);
 	for (size_t i = 0; i < w->nlisteners; i++)
 		arm_accept(&w->listeners[i]);
 	arm_tick(w);
@@ -477,8 +463,8 @@ static void *worker_main(void *arg)
 			log_msg(LOG_ERROR, "worker %u: io_uring: %s", w->id, strerror(-rc));
 			break;
 		}
-		w->now_ms = monotonic_ms();
-		uint64_t flushed = monotonic_ns();
+		clock_update(&w->clock);
+		uint64_t flushed = clock_ns();
 		io_uring_for_each_cqe(&w->ring, head, cqe)
 		{
 			dispatch(cqe);
@@ -487,7 +473,7 @@ static void *worker_main(void *arg)
 			 * each) sends what it has so far, so the first
 			 * connections' answers do not wait for the last one's
 			 * work; cheap turns still submit once. */
-			uint64_t t = monotonic_ns();
+			uint64_t t = clock_ns();
 			if (t - flushed >= FLUSH_AFTER_NS && io_uring_sq_ready(&w->ring)) {
 				io_uring_cq_advance(&w->ring, n);
 				n = 0;
@@ -612,14 +598,4 @@ void worker_read_stats(void *workers, unsigned i, struct worker_snapshot *snap)
 	const struct worker *w = (const struct worker *)workers + i;
 
 	stats_read(w->shown, snap);
-}
-
-const char *worker_date(struct worker *w)
-{
-	time_t now = time(NULL);
-	if (now != w->date_sec) {
-		httpdate_format(now, w->date);
-		w->date_sec = now;
-	}
-	return w->date;
 }

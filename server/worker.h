@@ -52,7 +52,4 @@ void worker_join(struct worker *w);
  * snapshot worker i of the array workers published (any thread). */
 void worker_read_stats(void *workers, unsigned i, struct worker_snapshot *snap);
 
-/* The Date header value, formatted at most once a second. */
-const char *worker_date(struct worker *w);
-
 #endif
