@@ -58,26 +58,25 @@ unsigned resolve_conn_site(const struct server *srv, const char *sni)
 }
 
 /* NULL: the request is misdirected (421). */
-static const struct site *pick_site(const struct server *srv, bool tls, const char *sni,
+static const struct site *pick_site(const struct server *srv, bool tls, unsigned conn_site,
 				    const char *host, size_t host_len)
 {
-	int by_conn = 0, by_host;
+	int by_conn = (int)conn_site, by_host;
 
 	if (srv->names.n == 0)
 		return &srv->sites[0];
 	by_host = site_of_host(srv, host, host_len);
 	if (!tls) /* plain HTTP: Host alone picks the site */
 		return &srv->sites[by_host < 0 ? 0 : by_host];
-	by_conn = (int)resolve_conn_site(srv, sni);
 	if (by_host < 0 || by_host == by_conn)
 		return &srv->sites[by_conn];
 	return NULL;
 }
 
 void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms, bool tls,
-		    const char *sni, const struct static_ask *ask, struct static_target *out)
+		    unsigned conn_site, const struct static_ask *ask, struct static_target *out)
 {
-	const struct site *site = pick_site(srv, tls, sni, ask->host, ask->host_len);
+	const struct site *site = pick_site(srv, tls, conn_site, ask->host, ask->host_len);
 
 	if (!site) {
 		out->status = 421;

@@ -17,7 +17,8 @@ struct file_root;
 struct lister_job;
 
 /* The request's site and the file it asks for:
- * - tls: whether it came over TLS; sni: the name the client sent (or NULL);
+ * - tls: whether it came over TLS; conn_site: the connection's site, by
+ *   the name its client sent (resolve_conn_site, once per connection);
  * - ask->host: the authority the request names its site by (NULL:
  *   none), checked by the protocol code: an absolute-form target's, else
  *   Host or :authority (proto/authority.h). One that names another site
@@ -29,7 +30,7 @@ struct lister_job;
  * Fills out; with status 0, out->fd is open and out->file describes it.
  * Files come through the worker's open-file cache fc (NULL: none). */
 void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms, bool tls,
-		    const char *sni, const struct static_ask *ask, struct static_target *out);
+		    unsigned conn_site, const struct static_ask *ask, struct static_target *out);
 
 /* The index in srv->sites of a connection's site: the one its TLS SNI
  * names, else the default (0). */
