@@ -236,11 +236,12 @@ static const char *fz_date(void *ctx)
 }
 
 /* The server's own open beneath the root (server/file.c, pure syscalls). */
-static int fz_open(void *ctx, const char *rel, struct stat *st, const void **mem)
+static int fz_open(void *ctx, const char *rel, struct static_opened *f)
 {
 	(void)ctx;
-	*mem = NULL;
-	return file_open_beneath(root_fd, rel, st);
+	f->mem = NULL;
+	f->memo = NULL;
+	return file_open_beneath(root_fd, rel, &f->st);
 }
 
 static void fz_close(void *ctx, int fd)
@@ -268,7 +269,9 @@ static void fz_resolve(void *ctx, const struct static_ask *ask, struct static_ta
 		return;
 	}
 	accept_enc_parse(ask->accept_encoding, ask->ae_len, &ae);
-	static_target_resolve(ask->target, ask->target_len, r->dotfiles, false, mime, &op, &ae, out);
+	/* A wall clock before every file: each is recent, its tag the long form. */
+	static_target_resolve(ask->target, ask->target_len, r->dotfiles, false, mime, &op, &ae, 0,
+			      out);
 }
 
 /* The fixtures never change: a reopen finds the file the head described. */

@@ -136,11 +136,17 @@ void static_file_respond(const struct static_request *req, const struct static_f
 	size_t n = 0;
 
 	memset(resp, 0, sizeof(*resp));
-	etag_format(resp->etag, sizeof(resp->etag), file->ino, file->size, file->mtime_sec,
-	            file->mtime_nsec, file->recent);
+	if (file->etag) /* resp is zeroed: the copy ends in a NUL */
+		memcpy(resp->etag, file->etag, strnlen(file->etag, sizeof(resp->etag) - 1));
+	else
+		etag_format(resp->etag, sizeof(resp->etag), file->ino, file->size, file->mtime_sec,
+		            file->mtime_nsec, file->recent);
 	if (file->content_encoding)
 		etag_add_coding(resp->etag, file->content_encoding);
-	httpdate_format(mtime, resp->last_modified);
+	if (file->last_modified)
+		memcpy(resp->last_modified, file->last_modified, HTTPDATE_LEN + 1);
+	else
+		httpdate_format(mtime, resp->last_modified);
 	resp->vary = file->vary;
 
 	switch (cond_evaluate(&req->cond, resp->etag, mtime)) {

@@ -13,7 +13,10 @@
 #include <time.h>
 
 #include "proto/cond.h"
+#include "proto/httpdate.h"
 #include "proto/range.h"
+
+struct mime_table;
 
 #define STATIC_MAX_RANGES 16 /* more members than this: Range ignored, 200 */
 #define STATIC_BOUNDARY_LEN 20
@@ -32,13 +35,35 @@ struct static_file {
 	uint64_t ino;
 	int64_t mtime_sec;
 	long mtime_nsec;
-	bool recent;              /* modified within ETAG_SETTLED_S (cond.h) or later; true
-				   * until the opener, which knows the time, says otherwise */
+	bool recent;              /* modified within ETAG_SETTLED_S (cond.h) or later */
+	/* The validators as sent, made once by the opener's memo (struct
+	 * static_memo), or NULL: made from the fields above. Valid while the
+	 * file is open: static_file_respond copies them. */
+	const char *etag;
+	const char *last_modified;
 	const char *content_type; /* from mime_lookup (a sidecar: the original's) */
 	/* A precompressed sidecar's coding ("br"), else NULL; vary: the answer
 	 * depends on Accept-Encoding (--precompressed), sidecar or not. */
 	const char *content_encoding;
 	bool vary;
+};
+
+/* What of a response head the file alone decides, made once per file by
+ * an opener that keeps files open (the server's open-file cache keeps one
+ * with each entry, new with each stat), so that a request formats none of
+ * it: static_target_resolve fills what is missing and answers from it.
+ * The validators are made only once the file is settled (not recent): a
+ * recent file's ETag is another form (cond.h), and what is made is never
+ * changed while responses point at it. */
+struct static_memo {
+	bool validators;                    /* etag and last_modified are made */
+	char etag[ETAG_MAX];
+	char last_modified[HTTPDATE_LEN + 1];
+	/* content_type is what types said for the file's name; NULL: not
+	 * looked up. The opener forgets it when a new configuration (new
+	 * tables) arrives: a freed table's address may come back. */
+	const struct mime_table *types;
+	const char *content_type;
 };
 
 /* A field a site adds to its responses (--header), in both spellings so

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "proto/cond.h"
+#include "proto/httpdate.h"
 #include "proto/path.h"
 
 static int status_for_open_error(int err)
@@ -47,32 +49,67 @@ static int encode_location(const char *rel, char *out, size_t outsz)
 	return 0;
 }
 
-/* The file's metadata as the static-file decision wants it. */
-static void describe(const struct mime_table *mime, const struct stat *st,
+/* The bytes out->file describes: f's, just opened as out->fd. */
+static void take(struct static_target *out, int fd, const struct static_opened *f)
+{
+	out->fd = fd;
+	out->mem = f->mem;
+	out->file.size = (uint64_t)f->st.st_size;
+	out->file.ino = (uint64_t)f->st.st_ino;
+	out->file.mtime_sec = f->st.st_mtim.tv_sec;
+	out->file.mtime_nsec = f->st.st_mtim.tv_nsec;
+}
+
+/* The file's metadata as the static-file decision wants it, its type by
+ * its name (from f's memo, once looked up there). */
+static void describe(const struct mime_table *mime, int fd, const struct static_opened *f,
 		     struct static_target *out)
 {
-	out->file.size = (uint64_t)st->st_size;
-	out->file.ino = (uint64_t)st->st_ino;
-	out->file.mtime_sec = st->st_mtim.tv_sec;
-	out->file.mtime_nsec = st->st_mtim.tv_nsec;
-	/* The safe tag until the opener, which knows the time, says it
-	 * settled (server/resolve.c). */
-	out->file.recent = true;
-	out->file.content_type = mime_lookup(mime, out->rel);
+	struct static_memo *m = f->memo;
+
+	take(out, fd, f);
+	if (m && m->content_type && m->types == mime) {
+		out->file.content_type = m->content_type;
+	} else {
+		out->file.content_type = mime_lookup(mime, out->rel);
+		if (m) {
+			m->types = mime;
+			m->content_type = out->file.content_type;
+		}
+	}
 	out->file.content_encoding = NULL;
 	out->file.vary = false;
 }
 
-/* out is the regular file out->rel: serve, in its place, the first sidecar
- * the client takes that is a regular file too. */
+/* The validators of the file served (the original or its sidecar), from
+ * its memo m once it is settled; until then made by each response, since
+ * a recent file's tag changes form when it settles. */
+static void stamp(struct static_memo *m, int64_t now_sec, struct static_target *out)
+{
+	out->file.recent = now_sec - out->file.mtime_sec < ETAG_SETTLED_S;
+	out->file.etag = NULL;
+	out->file.last_modified = NULL;
+	if (!m || out->file.recent)
+		return;
+	if (!m->validators) {
+		etag_format(m->etag, sizeof(m->etag), out->file.ino, out->file.size,
+			    out->file.mtime_sec, out->file.mtime_nsec, false);
+		httpdate_format((time_t)out->file.mtime_sec, m->last_modified);
+		m->validators = true;
+	}
+	out->file.etag = m->etag;
+	out->file.last_modified = m->last_modified;
+}
+
+/* out is the regular file out->rel (its memo *memo): serve, in its place,
+ * the first sidecar the client takes that is a regular file too. */
 static void try_sidecars(const struct accept_enc *ae, const struct static_opener *op,
-                         struct static_target *out)
+                         struct static_memo **memo, struct static_target *out)
 {
 	enum coding order[CODING_N];
 	size_t n = accept_enc_order(ae, order);
 	size_t rl = strlen(out->rel);
-	struct stat st;
-	const void *mem;
+	struct static_opened f;
 
 	out->file.vary = true;
 	for (size_t i = 0; i < n; i++) {
@@ -82,15 +119,11 @@ static void try_sidecars(const struct accept_enc *ae, const struct static_opener
 		if (rl + sl >= sizeof(out->rel))
 			continue; /* no such file can exist; a shorter suffix may fit */
 		memcpy(out->rel + rl, suffix, sl + 1);
-		int fd = op->open(op->ctx, out->rel, &st, &mem);
-		if (fd >= 0 && S_ISREG(st.st_mode)) {
+		int fd = op->open(op->ctx, out->rel, &f);
+		if (fd >= 0 && S_ISREG(f.st.st_mode)) {
 			op->close(op->ctx, out->fd);
-			out->fd = fd;
-			out->mem = mem;
-			out->file.size = (uint64_t)st.st_size;
-			out->file.ino = (uint64_t)st.st_ino;
-			out->file.mtime_sec = st.st_mtim.tv_sec;
-			out->file.mtime_nsec = st.st_mtim.tv_nsec;
+			take(out, fd, &f);
+			*memo = f.memo;
 			out->file.content_encoding = accept_enc_name(order[i]);
 			return;
 		}
@@ -100,12 +133,25 @@ static void try_sidecars(const struct accept_enc *ae, const struct static_opener
 	}
 }
 
+/* out->rel is the regular file f, open as fd: serve it (or a sidecar). */
+static void serve(const struct mime_table *mime, const struct static_opener *op,
+		  const struct accept_enc *ae, int64_t now_sec, int fd,
+		  const struct static_opened *f, struct static_target *out)
+{
+	struct static_memo *memo = f->memo;
+
+	describe(mime, fd, f, out);
+	if (ae)
+		try_sidecars(ae, op, &memo, out);
+	stamp(memo, now_sec, out);
+}
+
 void static_target_resolve(const char *target, size_t len, bool dotfiles, bool autoindex,
 			   const struct mime_table *mime, const struct static_opener *op,
-			   const struct accept_enc *ae, struct static_target *out)
+			   const struct accept_enc *ae, int64_t now_sec, struct static_target *out)
 {
 	struct path_info info;
-	struct stat st;
+	struct static_opened f;
 	int rc;
 
 	out->status = 0;
@@ -121,15 +167,13 @@ void static_target_resolve(const char *target, size_t len, bool dotfiles, bool a
 		out->status = 404;
 		return;
 	}
-	out->fd = op->open(op->ctx, out->rel, &st, &out->mem);
+	out->fd = op->open(op->ctx, out->rel, &f);
 	if (out->fd < 0) {
 		out->status = status_for_open_error(out->fd);
 		return;
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		describe(mime, &st, out);
-		if (ae)
-			try_sidecars(ae, op, out);
+	if (!S_ISDIR(f.st.st_mode)) {
+		serve(mime, op, ae, now_sec, out->fd, &f, out);
 		return;
 	}
 
@@ -148,11 +192,9 @@ void static_target_resolve(const char *target, size_t len, bool dotfiles, bool a
 		return;
 	}
 	memcpy(out->rel + rl, rl ? "/index.html" : "index.html", rl ? 12 : 11);
-	out->fd = op->open(op->ctx, out->rel, &st, &out->mem);
-	if (out->fd >= 0 && S_ISREG(st.st_mode)) {
-		describe(mime, &st, out);
-		if (ae)
-			try_sidecars(ae, op, out);
+	out->fd = op->open(op->ctx, out->rel, &f);
+	if (out->fd >= 0 && S_ISREG(f.st.st_mode)) {
+		serve(mime, op, ae, now_sec, out->fd, &f, out);
 		return;
 	}
 	if (out->fd >= 0)

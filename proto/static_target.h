@@ -10,25 +10,35 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "proto/accept_enc.h"
 #include "proto/mime.h"
 #include "proto/static_file.h"
 
+/* A file the opener opened. */
+struct static_opened {
+	struct stat st;             /* a regular file or a directory */
+	const void *mem;            /* its whole bytes, if the opener has them in memory */
+	struct static_memo *memo;   /* where the opener keeps what is made of this file
+				     * (static_file.h), or NULL */
+};
+
 struct static_opener {
-	/* Opens rel beneath the root: the fd and its stat (regular files and
-	 * directories only), or -ENOENT, -EACCES, -ENAMETOOLONG, -EMFILE,
-	 * -ENFILE or another -errno (server/file.h's vocabulary). *mem: the
-	 * whole file's bytes if the opener has them in memory (valid until
-	 * the close), else NULL. */
-	int (*open)(void *ctx, const char *rel, struct stat *st, const void **mem);
+	/* Opens rel beneath the root: the fd, with f filled (mem and memo
+	 * valid until the close), or -ENOENT, -EACCES, -ENAMETOOLONG, -EMFILE,
+	 * -ENFILE or another -errno (server/file.h's vocabulary). */
+	int (*open)(void *ctx, const char *rel, struct static_opened *f);
 	void (*close)(void *ctx, int fd);
 	void *ctx;
 };
 
 /* Fills out: with status 0, out->fd is open (the caller's, to close
- * through op->close) and out->file describes it (its type from mime).
+ * through op->close) and out->file describes it (its type from mime; it is
+ * recent, cond.h, when modified less than ETAG_SETTLED_S before now_sec,
+ * the wall clock). What the opener's memo holds is used, and what it
+ * lacks made there.
  *
  * autoindex: a folder (asked for with its slash) without an index.html
  * gets STATIC_LIST_DIR, out->rel the folder, rather than 404.
@@ -46,6 +56,6 @@ struct static_opener {
  * nor br to one that cannot take it. */
 void static_target_resolve(const char *target, size_t len, bool dotfiles, bool autoindex,
 			   const struct mime_table *mime, const struct static_opener *op,
-			   const struct accept_enc *ae, struct static_target *out);
+			   const struct accept_enc *ae, int64_t now_sec, struct static_target *out);
 
 #endif

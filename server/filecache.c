@@ -1,10 +1,12 @@
 #include "server/filecache.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "server/file.h"
@@ -14,12 +16,13 @@ struct filecache_entry {
 	struct filecache_entry *lru_prev, *lru_next;
 	uint32_t hash;
 	uint64_t root_dev, root_ino;               /* the root folder's (file.h) */
-	int fd;                                    /* the cache's own, lent to responses */
+	int fd;                                    /* the cache's own, lent to responses; -1: missing */
 	unsigned leases;
 	bool listed;                               /* in the table (else freed at its last release) */
-	struct stat st;
+	struct stat st;                            /* what it was opened with (not if missing) */
 	uint64_t checked_ms;
 	unsigned char *mem;                        /* the file's bytes, when kept */
+	struct static_memo memo;                   /* what responses made of it */
 	char rel[];
 };
 
@@ -31,46 +34,55 @@ static uint32_t hash_of(const struct file_root *root, const char *rel)
 	return h;
 }
 
-void filecache_init(struct filecache *fc)
+void filecache_init(struct filecache *fc, const struct clock *clock)
 {
 	struct rlimit rl;
 
 	memset(fc, 0, sizeof(*fc));
+	fc->clock = clock;
 	fc->max = FILECACHE_MAX;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 16 < fc->max)
 		fc->max = (unsigned)(rl.rlim_cur / 16);
 }
 
-static void lru_unlink(struct filecache *fc, struct filecache_entry *e)
+/* The list e is on: missing files have their own. */
+static struct filecache_lru *lru_of(struct filecache *fc, const struct filecache_entry *e)
+{
+	return e->fd < 0 ? &fc->missing : &fc->lru;
+}
+
+static void lru_unlink(struct filecache_lru *l, struct filecache_entry *e)
 {
 	if (e->lru_prev)
 		e->lru_prev->lru_next = e->lru_next;
 	else
-		fc->lru_head = e->lru_next;
+		l->head = e->lru_next;
 	if (e->lru_next)
 		e->lru_next->lru_prev = e->lru_prev;
 	else
-		fc->lru_tail = e->lru_prev;
+		l->tail = e->lru_prev;
 	e->lru_prev = e->lru_next = NULL;
 }
 
-static void lru_push(struct filecache *fc, struct filecache_entry *e)
+static void lru_push(struct filecache_lru *l, struct filecache_entry *e)
 {
 	e->lru_prev = NULL;
-	e->lru_next = fc->lru_head;
-	if (fc->lru_head)
-		fc->lru_head->lru_prev = e;
-	fc->lru_head = e;
-	if (!fc->lru_tail)
-		fc->lru_tail = e;
+	e->lru_next = l->head;
+	if (l->head)
+		l->head->lru_prev = e;
+	l->head = e;
+	if (!l->tail)
+		l->tail = e;
 }
 
 static void entry_free(struct filecache *fc, struct filecache_entry *e)
 {
-	if ((unsigned)e->fd < fc->by_fd_cap)
-		fc->by_fd[e->fd] = NULL;
-	close(e->fd);
-	fc->open--;
+	if (e->fd >= 0) {
+		if ((unsigned)e->fd < fc->by_fd_cap)
+			fc->by_fd[e->fd] = NULL;
+		close(e->fd);
+		fc->open--;
+	}
 	if (e->mem)
 		fc->mem_bytes -= (size_t)e->st.st_size;
 	free(e->mem);
@@ -86,9 +98,12 @@ static void drop(struct filecache *fc, struct filecache_entry *e)
 		pp = &(*pp)->hnext;
 	if (*pp)
 		*pp = e->hnext;
-	lru_unlink(fc, e);
+	lru_unlink(lru_of(fc, e), e);
 	e->listed = false;
-	fc->n--;
+	if (e->fd < 0)
+		fc->nmissing--;
+	else
+		fc->n--;
 	if (e->leases == 0)
 		entry_free(fc, e);
 }
@@ -112,12 +127,12 @@ static bool same_file(const struct stat *a, const struct stat *b)
 
 /* The cache's own fd, lent: responses read with offsets (ring reads,
  * splice), so a shared file offset is moot. */
-static int lend(struct filecache_entry *e, struct stat *st, const void **mem)
+static int lend(struct filecache_entry *e, struct static_opened *f)
 {
 	e->leases++;
-	*st = e->st;
-	if (mem)
-		*mem = e->mem;
+	f->st = e->st;
+	f->mem = e->mem;
+	f->memo = &e->memo;
 	return e->fd;
 }
 
@@ -138,62 +153,99 @@ static bool by_fd_fits(struct filecache *fc, int fd)
 	return true;
 }
 
-int filecache_open(struct filecache *fc, const struct file_root *root, const char *rel,
-		   uint64_t now_ms, struct stat *st, const void **mem)
+/* e still tells the truth about its path: trusted for FILECACHE_VALID_MS,
+ * then one stat by path says. The stat only compares: on any difference
+ * the path is opened again through openat2, whose rules (RESOLVE_BENEATH)
+ * decide what may be served. */
+static bool still_true(struct filecache *fc, const struct file_root *root,
+		       struct filecache_entry *e)
 {
-	uint32_t h = hash_of(root, rel);
-	struct filecache_entry *e = fc->max ? find(fc, root, rel, h) : NULL;
+	uint64_t now_ms = fc->clock->now_ms;
+	struct stat now;
 
-	if (e) {
-		struct stat now;
-		if (now_ms - e->checked_ms < FILECACHE_VALID_MS) {
-			fc->hits++;
-		} else if (fstatat(root->fd, rel, &now, 0) == 0 && same_file(&now, &e->st)) {
-			/* A stat by path only compares: on any difference the
-			 * file is opened again through openat2, whose rules
-			 * (RESOLVE_BENEATH) decide what may be served. */
-			fc->revalidations++;
-			e->checked_ms = now_ms;
-		} else {
-			drop(fc, e);
-			e = NULL;
-		}
-		if (e) {
-			lru_unlink(fc, e);
-			lru_push(fc, e);
-			if (e->mem)
-				fc->mem_hits++;
-			return lend(e, st, mem);
-		}
-	}
-	fc->misses++;
-	if (mem)
-		*mem = NULL;
-	int fd = file_open_beneath(root->fd, rel, st);
-	if (fd >= 0)
-		fc->open++;
-	if (fd < 0 || !S_ISREG(st->st_mode) || fc->max == 0 || !by_fd_fits(fc, fd))
-		return fd;
+	if (now_ms - e->checked_ms < FILECACHE_VALID_MS)
+		return true;
+	int rc = fstatat(root->fd, e->rel, &now, 0);
+	if (e->fd < 0 ? !(rc < 0 && (errno == ENOENT || errno == ENOTDIR))
+		      : !(rc == 0 && same_file(&now, &e->st)))
+		return false;
+	fc->revalidations++;
+	e->checked_ms = now_ms;
+	return true;
+}
+
+/* A new entry for rel (h its hash): fd (-1: missing) opened with st. */
+static struct filecache_entry *entry_new(struct filecache *fc, const struct file_root *root,
+					 const char *rel, uint32_t h, int fd, const struct stat *st)
+{
 	size_t len = strlen(rel);
-	e = calloc(1, sizeof(*e) + len + 1);
+	struct filecache_entry *e = calloc(1, sizeof(*e) + len + 1);
+
 	if (!e)
-		return fd;
-	if (fc->n >= fc->max)
-		drop(fc, fc->lru_tail);
+		return NULL;
+	if (fd < 0 ? fc->nmissing >= FILECACHE_MISSING_MAX : fc->n >= fc->max)
+		drop(fc, fd < 0 ? fc->missing.tail : fc->lru.tail);
 	memcpy(e->rel, rel, len + 1);
 	e->hash = h;
 	e->root_dev = root->dev;
 	e->root_ino = root->ino;
 	e->fd = fd;
 	e->listed = true;
-	e->st = *st;
-	e->checked_ms = now_ms;
+	if (st)
+		e->st = *st;
+	e->checked_ms = fc->clock->now_ms;
 	e->hnext = fc->buckets[h % FILECACHE_BUCKETS];
 	fc->buckets[h % FILECACHE_BUCKETS] = e;
-	fc->by_fd[fd] = e;
-	lru_push(fc, e);
-	fc->n++;
-	return lend(e, st, NULL);
+	lru_push(lru_of(fc, e), e);
+	if (fd < 0) {
+		fc->nmissing++;
+	} else {
+		fc->by_fd[fd] = e;
+		fc->n++;
+	}
+	return e;
+}
+
+int filecache_open(struct filecache *fc, const struct file_root *root, const char *rel,
+		   struct static_opened *f)
+{
+	uint32_t h = hash_of(root, rel);
+	struct filecache_entry *e = fc->max ? find(fc, root, rel, h) : NULL;
+
+	f->mem = NULL;
+	f->memo = NULL;
+	if (e && !still_true(fc, root, e)) {
+		drop(fc, e);
+		e = NULL;
+	}
+	if (e) {
+		lru_unlink(lru_of(fc, e), e);
+		lru_push(lru_of(fc, e), e);
+		fc->hits++;
+		if (e->fd < 0)
+			return -ENOENT;
+		if (e->mem)
+			fc->mem_hits++;
+		return lend(e, f);
+	}
+	fc->misses++;
+	int fd = file_open_beneath(root->fd, rel, &f->st);
+	if (fd == -ENOENT && fc->max)
+		entry_new(fc, root, rel, h, -1, NULL);
+	if (fd < 0)
+		return fd;
+	fc->open++;
+	if (fc->max == 0 || !by_fd_fits(fc, fd) || !(e = entry_new(fc, root, rel, h, fd, &f->st)))
+		return fd;
+	return lend(e, f);
+}
+
+void filecache_new_config(struct filecache *fc)
+{
+	for (struct filecache_entry *e = fc->lru.head; e; e = e->lru_next) {
+		e->memo.types = NULL;
+		e->memo.content_type = NULL;
+	}
 }
 
 static struct filecache_entry *lent(const struct filecache *fc, int fd)
@@ -225,14 +277,12 @@ void filecache_adopt(struct filecache *fc, int fd)
 void filecache_learn(struct filecache *fc, int fd, const void *buf, size_t len)
 {
 	struct filecache_entry *e = lent(fc, fd);
-	struct timespec now;
 	struct stat st;
 
 	if (!e || !e->listed || e->mem || len == 0 || len > FILECACHE_MEM_FILE_MAX ||
 	    (uint64_t)e->st.st_size != len || fc->mem_bytes + len > FILECACHE_MEM_MAX)
 		return;
-	clock_gettime(CLOCK_REALTIME, &now);
-	if (now.tv_sec - e->st.st_mtim.tv_sec < FILECACHE_SETTLED_S)
+	if (fc->clock->now_sec - e->st.st_mtim.tv_sec < FILECACHE_SETTLED_S)
 		return;
 	if (fstat(fd, &st) < 0 || !same_file(&st, &e->st))
 		return;
@@ -245,7 +295,7 @@ void filecache_learn(struct filecache *fc, int fd, const void *buf, size_t len)
 
 void filecache_forget(struct filecache *fc, uint64_t ino)
 {
-	for (struct filecache_entry *e = fc->lru_head, *next; e; e = next) {
+	for (struct filecache_entry *e = fc->lru.head, *next; e; e = next) {
 		next = e->lru_next;
 		if ((uint64_t)e->st.st_ino == ino)
 			drop(fc, e);
@@ -254,8 +304,10 @@ void filecache_forget(struct filecache *fc, uint64_t ino)
 
 void filecache_clear(struct filecache *fc)
 {
-	while (fc->lru_head)
-		drop(fc, fc->lru_head);
+	while (fc->lru.head)
+		drop(fc, fc->lru.head);
+	while (fc->missing.head)
+		drop(fc, fc->missing.head);
 	free(fc->by_fd);
 	fc->by_fd = NULL;
 	fc->by_fd_cap = 0;

@@ -231,17 +231,18 @@ static int env_reopen(void *ctx, const void *root, const char *rel,
 		      const struct static_file *expect, const void **mem)
 {
 	struct conn *c = ctx;
-	struct stat st;
-	int fd = filecache_open(&c->w->files, resolve_root(root), rel, c->w->clock.now_ms, &st, mem);
+	struct static_opened f;
+	int fd = filecache_open(&c->w->files, resolve_root(root), rel, &f);
 
 	if (fd < 0)
 		return -1;
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_ino != expect->ino ||
-	    (uint64_t)st.st_size != expect->size || st.st_mtim.tv_sec != expect->mtime_sec ||
-	    st.st_mtim.tv_nsec != expect->mtime_nsec) {
+	if (!S_ISREG(f.st.st_mode) || (uint64_t)f.st.st_ino != expect->ino ||
+	    (uint64_t)f.st.st_size != expect->size || f.st.st_mtim.tv_sec != expect->mtime_sec ||
+	    f.st.st_mtim.tv_nsec != expect->mtime_nsec) {
 		filecache_release(&c->w->files, fd);
 		return -1;
 	}
+	*mem = f.mem;
 	return fd;
 }
 

@@ -2,11 +2,9 @@
 
 #include <stdbool.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "proto/authority.h"
-#include "proto/cond.h"
 #include "proto/static_target.h"
 #include "proto/vhost.h"
 #include "server/file.h"
@@ -17,17 +15,17 @@
 struct opener_ctx {
 	const struct site *site;
 	struct filecache *fc;
-	uint64_t now_ms;
 };
 
-static int open_file(void *ctx, const char *rel, struct stat *st, const void **mem)
+static int open_file(void *ctx, const char *rel, struct static_opened *f)
 {
 	const struct opener_ctx *o = ctx;
 
 	if (o->fc)
-		return filecache_open(o->fc, &o->site->root, rel, o->now_ms, st, mem);
-	*mem = NULL;
-	return file_open_beneath(o->site->root.fd, rel, st);
+		return filecache_open(o->fc, &o->site->root, rel, f);
+	f->mem = NULL;
+	f->memo = NULL;
+	return file_open_beneath(o->site->root.fd, rel, &f->st);
 }
 
 static void close_file(void *ctx, int fd)
@@ -73,7 +71,7 @@ static const struct site *pick_site(const struct server *srv, bool tls, unsigned
 	return NULL;
 }
 
-void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms, bool tls,
+void resolve_target(const struct server *srv, struct filecache *fc, int64_t now_sec, bool tls,
 		    unsigned conn_site, const struct static_ask *ask, struct static_target *out)
 {
 	const struct site *site = pick_site(srv, tls, conn_site, ask->host, ask->host_len);
@@ -83,7 +81,7 @@ void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now
 		out->extras = (struct resp_extras){0};
 		return;
 	}
-	struct opener_ctx o = {.site = site, .fc = fc, .now_ms = now_ms};
+	struct opener_ctx o = {.site = site, .fc = fc};
 	const struct static_opener op = {.open = open_file, .close = close_file, .ctx = &o};
 	bool precompressed = site->cfg->precompressed;
 	struct accept_enc ae;
@@ -91,11 +89,9 @@ void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now
 	if (precompressed)
 		accept_enc_parse(ask->accept_encoding, ask->ae_len, &ae);
 	static_target_resolve(ask->target, ask->target_len, srv->cfg->dotfiles, site->cfg->autoindex,
-			      site->types, &op, precompressed ? &ae : NULL, out);
+			      site->types, &op, precompressed ? &ae : NULL, now_sec, out);
 	out->extras = site->extras;
 	out->root = site;
-	if (out->status == 0)
-		out->file.recent = (int64_t)time(NULL) - out->file.mtime_sec < ETAG_SETTLED_S;
 }
 
 const struct file_root *resolve_root(const void *root)

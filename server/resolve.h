@@ -28,8 +28,9 @@ struct lister_job;
  *   no site takes the connection's;
  * - ask->accept_encoding (NULL: none), for --precompressed.
  * Fills out; with status 0, out->fd is open and out->file describes it.
- * Files come through the worker's open-file cache fc (NULL: none). */
-void resolve_target(const struct server *srv, struct filecache *fc, uint64_t now_ms, bool tls,
+ * Files come through the worker's open-file cache fc (NULL: none); now_sec
+ * is the wall clock (a file modified within ETAG_SETTLED_S is recent). */
+void resolve_target(const struct server *srv, struct filecache *fc, int64_t now_sec, bool tls,
 		    unsigned conn_site, const struct static_ask *ask, struct static_target *out);
 
 /* The index in srv->sites of a connection's site: the one its TLS SNI

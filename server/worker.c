@@ -120,7 +120,7 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv,
 	w->tick_op.complete = on_tick;
 	w->sock_env = (struct sock_env){&w->ring, &w->bufs, &w->rx_ring, &w->pipes,
 					&w->feat, &w->stats, &w->clock.now_ms};
-	filecache_init(&w->files);
+	filecache_init(&w->files, &w->clock);
 	w->wake_op.complete = on_wake;
 	/* With --user, the pipes for splice are made now, as root: see
 	 * pipepool.h. */
@@ -283,6 +283,7 @@ static void apply_reload(struct worker *w, const struct server *next)
 	w->tls = tls;
 	server_put(w->srv);
 	w->srv = next;
+	filecache_new_config(&w->files);
 	access_log_set_format(&w->alog, next->cfg->access_log_format);
 }
 

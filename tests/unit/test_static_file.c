@@ -456,6 +456,28 @@ START_TEST(sidecar)
 }
 END_TEST
 
+/* Validators made once by the opener (its memo) are sent as they are,
+ * and conditionals compare against them; a sidecar's coding is still
+ * added to the tag. */
+START_TEST(made_validators)
+{
+	reset();
+	file.etag = "\"made\"";
+	file.last_modified = "Mon, 07 Nov 1994 08:49:37 GMT";
+	respond();
+	ck_assert_str_eq(resp.etag, "\"made\"");
+	ck_assert_str_eq(resp.last_modified, "Mon, 07 Nov 1994 08:49:37 GMT");
+	req.cond.if_none_match = "\"made\"";
+	req.cond.if_none_match_len = 6;
+	respond();
+	ck_assert_int_eq(resp.status, 304);
+	req.cond.if_none_match = NULL;
+	file.content_encoding = "gzip";
+	respond();
+	ck_assert_str_eq(resp.etag, "\"made-gzip\"");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("static_file");
@@ -474,6 +496,7 @@ int main(void)
 	tcase_add_test(tc, large_file);
 	tcase_add_test(tc, multipart_length_overflow);
 	tcase_add_test(tc, sidecar);
+	tcase_add_test(tc, made_validators);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }

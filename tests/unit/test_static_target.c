@@ -12,6 +12,11 @@
  * "bare" (a directory without one), "secret" (not readable), and the
  * sidecars of "Sidecars" below. */
 static int opened, closed;
+#define NOW 100000 /* the wall clock: every file is settled but "recent.txt" */
+/* With memos on, the opener keeps one for "a.txt", "a.txt.br" and
+ * "recent.txt", as the server's open-file cache does per entry. */
+static bool with_memos;
+static struct static_memo memos[3];
 static char tried[512]; /* the names opened, each followed by a space */
 
 /* Sidecars: each a regular file of size 10 + its index, inode 20 + its
@@ -25,11 +30,26 @@ static const struct {
     {"c.txt.gz", 0},      {".hid.br", 0},
 };
 
-static int fake_open(void *ctx, const char *rel, struct stat *st, const void **mem)
+static int fake_open(void *ctx, const char *rel, struct static_opened *f)
 {
+	struct stat *st = &f->st;
+
 	(void)ctx;
-	*mem = NULL;
+	f->mem = NULL;
+	f->memo = NULL;
 	memset(st, 0, sizeof(*st));
+	if (with_memos) {
+		static const char *const kept[] = {"a.txt", "a.txt.br", "recent.txt"};
+		for (size_t i = 0; i < 3; i++)
+			if (strcmp(rel, kept[i]) == 0)
+				f->memo = &memos[i];
+	}
+	if (strcmp(rel, "recent.txt") == 0) {
+		st->st_mode = S_IFREG | 0644;
+		st->st_size = 7;
+		st->st_mtim.tv_sec = NOW - 1;
+		return 100 + opened++;
+	}
 	if (strlen(tried) + strlen(rel) + 2 < sizeof(tried)) {
 		strcat(tried, rel);
 		strcat(tried, " ");
@@ -93,7 +113,7 @@ static int resolve_ae(const char *target, bool dotfiles, const char *ae)
 	if (ae)
 		accept_enc_parse(ae, strlen(ae), &parsed);
 	static_target_resolve(target, strlen(target), dotfiles, autoindex, mime, &op,
-			      ae ? &parsed : NULL, &out);
+			      ae ? &parsed : NULL, NOW, &out);
 	return out.status;
 }
 
@@ -266,6 +286,63 @@ START_TEST(sidecar_name_too_long)
 }
 END_TEST
 
+/* What the opener keeps is made once and used after; a recent file's
+ * validators are made per response, not kept. */
+START_TEST(memo_kept)
+{
+	char want[ETAG_MAX];
+
+	with_memos = true;
+	memset(memos, 0, sizeof(memos));
+	ck_assert_int_eq(resolve("/a.txt", false), 0);
+	ck_assert(memos[0].validators);
+	etag_format(want, sizeof(want), 9, 5, 0, 0, false);
+	ck_assert_ptr_eq(out.file.etag, memos[0].etag);
+	ck_assert_str_eq(memos[0].etag, want);
+	ck_assert_ptr_eq(out.file.last_modified, memos[0].last_modified);
+	ck_assert_str_eq(memos[0].last_modified, "Thu, 01 Jan 1970 00:00:00 GMT");
+	ck_assert_ptr_eq(memos[0].types, mime);
+	ck_assert_str_eq(memos[0].content_type, "text/plain; charset=utf-8");
+	ck_assert(!out.file.recent);
+
+	/* Made once: what the memo says is what is served. */
+	strcpy(memos[0].etag, "\"kept\"");
+	memos[0].content_type = "x/kept";
+	ck_assert_int_eq(resolve("/a.txt", false), 0);
+	ck_assert_str_eq(out.file.etag, "\"kept\"");
+	ck_assert_str_eq(out.file.content_type, "x/kept");
+
+	/* A sidecar: its own validators, the original's type. */
+	ck_assert_int_eq(resolve_ae("/a.txt", false, "br"), 0);
+	ck_assert_str_eq(out.rel, "a.txt.br");
+	ck_assert_ptr_eq(out.file.etag, memos[1].etag);
+	etag_format(want, sizeof(want), 20, 10, 1000, 0, false);
+	ck_assert_str_eq(memos[1].etag, want);
+	ck_assert_str_eq(out.file.content_type, "x/kept");
+	ck_assert_ptr_null(memos[1].content_type); /* never looked up */
+
+	/* Another table: looked up again. */
+	struct mime_table *other;
+	ck_assert_int_eq(mime_table_load(&other, NULL, 0), 0);
+	struct mime_table *was = mime;
+	mime = other;
+	ck_assert_int_eq(resolve("/a.txt", false), 0);
+	ck_assert_str_eq(out.file.content_type, "text/plain; charset=utf-8");
+	ck_assert_ptr_eq(memos[0].types, other);
+	mime = was;
+	mime_table_free(other);
+
+	/* Recent: the validators are not kept. */
+	ck_assert_int_eq(resolve("/recent.txt", false), 0);
+	ck_assert(out.file.recent);
+	ck_assert_ptr_null(out.file.etag);
+	ck_assert_ptr_null(out.file.last_modified);
+	ck_assert(!memos[2].validators);
+	ck_assert_ptr_nonnull(memos[2].content_type);
+	with_memos = false;
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("static_target");
@@ -280,6 +357,7 @@ int main(void)
 	tcase_add_test(tc, sidecar_chosen);
 	tcase_add_test(tc, sidecar_passed_over);
 	tcase_add_test(tc, sidecar_name_too_long);
+	tcase_add_test(tc, memo_kept);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
