@@ -56,17 +56,20 @@ void *bufpool_get(struct bufpool *p, size_t want, size_t *cap)
 		return malloc(want);
 	}
 	*cap = (size_t)BUFPOOL_MIN << i;
-	if (p->free[i]) {
-		struct bufpool_free *f = p->free[i];
+	struct bufpool_free *f = p->free[i];
+	if (f) {
 		p->free[i] = f->next;
 		p->nfree[i]--;
 		if (p->nfree[i] < p->minfree[i])
 			p->minfree[i] = p->nfree[i];
 		p->hits++;
 		unpoison(f, *cap);
-		return f;
+	} else if (!(f = malloc(*cap))) {
+		return NULL;
 	}
-	return malloc(*cap);
+	if (++p->nout[i] > p->maxout[i])
+		p->maxout[i] = p->nout[i];
+	return f;
 }
 
 void bufpool_put(struct bufpool *p, void *buf, size_t cap)
@@ -75,11 +78,12 @@ void bufpool_put(struct bufpool *p, void *buf, size_t cap)
 
 	if (!buf)
 		return;
-	if (i < 0 || ((size_t)BUFPOOL_MIN << i) != cap ||
-	    (size_t)(p->nfree[i] + 1) * cap > BUFPOOL_KEEP_BYTES) {
+	if (i < 0 || ((size_t)BUFPOOL_MIN << i) != cap) {
 		free(buf);
 		return;
 	}
+	if (p->nout[i])
+		p->nout[i]--;
 	struct bufpool_free *f = buf;
 	poison(f, cap);
 	f->next = p->free[i];
@@ -90,7 +94,15 @@ void bufpool_put(struct bufpool *p, void *buf, size_t cap)
 void bufpool_trim(struct bufpool *p)
 {
 	for (int i = 0; i < BUFPOOL_CLASSES; i++) {
-		for (unsigned n = p->minfree[i]; n > 0 && p->free[i]; n--) {
+		unsigned peak = p->peak[i] - (p->peak[i] + BUFPOOL_DECAY - 1) / BUFPOOL_DECAY;
+		if (p->maxout[i] > peak)
+			peak = p->maxout[i];
+		p->peak[i] = peak;
+		unsigned keep = p->maxout[i] ? peak + peak / BUFPOOL_SPARE_DIV : 0;
+		unsigned held = p->nout[i] + p->nfree[i];
+		unsigned n = held > keep ? held - keep : 0;
+
+		for (n = n < p->minfree[i] ? n : p->minfree[i]; n > 0; n--) {
 			struct bufpool_free *f = p->free[i];
 			p->free[i] = f->next;
 			p->nfree[i]--;
@@ -98,6 +110,7 @@ void bufpool_trim(struct bufpool *p)
 			free(f);
 		}
 		p->minfree[i] = p->nfree[i];
+		p->maxout[i] = p->nout[i];
 	}
 }
 
@@ -110,6 +123,6 @@ void bufpool_drain(struct bufpool *p)
 			unpoison(f, (size_t)BUFPOOL_MIN << i);
 			free(f);
 		}
-		p->nfree[i] = 0;
+		p->nfree[i] = p->minfree[i] = 0;
 	}
 }

@@ -2,9 +2,13 @@
  * HTTP/2 batches), so that a request costs no mmap/munmap pair: buffers of
  * 64 KiB and more come from mmap (see main.c), and freeing one after each
  * response made two syscalls and a TLB shootdown per request. Buffers come
- * in power-of-two classes from 16 KiB to 4 MiB; each class keeps at most
- * BUFPOOL_KEEP_BYTES of free buffers, the rest go back to the system.
- * Worker-local: no lock. */
+ * in power-of-two classes from 16 KiB to 4 MiB. A buffer given back stays
+ * in its class's list, and the worker's timer (bufpool_trim) hands the
+ * system what a class holds beyond its recent peak of buffers in use at
+ * once and a margin: a steady load, whose number in use moves from one
+ * moment to the next, keeps what it cycles through; a class no one used
+ * for a whole tick keeps nothing, so idle connections cost no pooled
+ * memory. Worker-local: no lock. */
 #ifndef KTLSD_SERVER_BUFPOOL_H
 #define KTLSD_SERVER_BUFPOOL_H
 
@@ -12,7 +16,10 @@
 
 #define BUFPOOL_MIN (16 * 1024)
 #define BUFPOOL_CLASSES 9 /* 16 KiB .. 4 MiB */
-#define BUFPOOL_KEEP_BYTES (16 * 1024 * 1024)
+/* A class keeps its peak in use plus 1/BUFPOOL_SPARE_DIV of it; the peak
+ * falls by 1/BUFPOOL_DECAY a tick (250 ms) while the load is lower. */
+#define BUFPOOL_SPARE_DIV 4
+#define BUFPOOL_DECAY 8
 
 struct bufpool_free {
 	struct bufpool_free *next;
@@ -21,7 +28,10 @@ struct bufpool_free {
 struct bufpool {
 	struct bufpool_free *free[BUFPOOL_CLASSES];
 	unsigned nfree[BUFPOOL_CLASSES];
+	unsigned nout[BUFPOOL_CLASSES];    /* taken and not given back */
 	unsigned minfree[BUFPOOL_CLASSES]; /* fewest free since the last trim */
+	unsigned maxout[BUFPOOL_CLASSES];  /* most taken at once since the last trim */
+	unsigned peak[BUFPOOL_CLASSES];    /* maxout of the recent ticks, decaying */
 	unsigned long gets, hits; /* for --check and the tests */
 };
 
@@ -33,9 +43,9 @@ void *bufpool_get(struct bufpool *p, size_t want, size_t *cap);
 /* Gives back a buffer of cap bytes (as bufpool_get said). NULL is fine. */
 void bufpool_put(struct bufpool *p, void *buf, size_t cap);
 
-/* Frees the buffers no one took since the last trim (the worker's timer
- * calls it): a burst of connections leaves no memory behind once it is
- * over, while a steady load keeps reusing what it needs. */
+/* The worker's timer calls it: frees buffers no one took since the last
+ * trim, as many as the class holds beyond its peak and margin; all of
+ * them in a class no one used since the last trim. */
 void bufpool_trim(struct bufpool *p);
 
 /* Frees every kept buffer (worker exit). */

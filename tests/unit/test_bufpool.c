@@ -1,0 +1,107 @@
+/* Tests server/bufpool.c: a steady load keeps the buffers it cycles
+ * through from one trim (a timer tick) to the next, however many; a class
+ * no one used for a whole tick gives all of its buffers back; a load that
+ * fell gives back, tick by tick, what it no longer needs. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "server/bufpool.h"
+#include "tests/unit/check_run.h"
+
+#define BIG (256 * 1024) /* the class of a response's send buffer */
+#define CLASS 4          /* 16 KiB << 4 */
+
+static struct bufpool pool;
+static void *held[200];
+
+static void take(unsigned n)
+{
+	size_t cap;
+
+	for (unsigned i = 0; i < n; i++) {
+		held[i] = bufpool_get(&pool, BIG, &cap);
+		ck_assert_ptr_nonnull(held[i]);
+		ck_assert_uint_eq(cap, BIG);
+	}
+}
+
+static void give(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		bufpool_put(&pool, held[i], BIG);
+}
+
+static void setup(void)
+{
+	pool = (struct bufpool){0};
+}
+
+static void teardown(void)
+{
+	bufpool_drain(&pool);
+}
+
+START_TEST(test_steady_load_keeps_its_buffers)
+{
+	/* 100 connections' send buffers, more than 16 MiB: all kept. */
+	take(100);
+	give(100);
+	ck_assert_uint_eq(pool.nfree[CLASS], 100);
+	bufpool_trim(&pool);
+	ck_assert_uint_eq(pool.nfree[CLASS], 100);
+	/* Ticks in which 75 to 100 of them are in use at once: none goes
+	 * back to the system, none is taken from it. */
+	for (unsigned tick = 0; tick < 40; tick++) {
+		unsigned long hits = pool.hits, gets = pool.gets;
+		unsigned n = 75 + (tick * 7) % 26;
+		take(n);
+		give(n);
+		ck_assert_uint_eq(pool.hits - hits, pool.gets - gets);
+		bufpool_trim(&pool);
+		ck_assert_uint_eq(pool.nfree[CLASS], 100);
+	}
+}
+END_TEST
+
+START_TEST(test_idle_class_gives_all_back)
+{
+	take(50);
+	give(50);
+	bufpool_trim(&pool); /* the tick they were used in */
+	ck_assert_uint_eq(pool.nfree[CLASS], 50);
+	bufpool_trim(&pool); /* a tick no one used them */
+	ck_assert_uint_eq(pool.nfree[CLASS], 0);
+}
+END_TEST
+
+START_TEST(test_lower_load_gives_back_the_rest)
+{
+	take(100);
+	give(100);
+	bufpool_trim(&pool);
+	/* From 100 at once to 10: the peak falls by an eighth a tick, and
+	 * what is held beyond it and a quarter more goes back. */
+	unsigned last = pool.nfree[CLASS];
+	for (unsigned tick = 0; tick < 40; tick++) {
+		take(10);
+		give(10);
+		bufpool_trim(&pool);
+		ck_assert_uint_le(pool.nfree[CLASS], last);
+		last = pool.nfree[CLASS];
+	}
+	ck_assert_uint_eq(last, 10 + 10 / BUFPOOL_SPARE_DIV);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("bufpool");
+	TCase *tc = tcase_create("trim");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_steady_load_keeps_its_buffers);
+	tcase_add_test(tc, test_idle_class_gives_all_back);
+	tcase_add_test(tc, test_lower_load_gives_back_the_rest);
+	suite_add_tcase(s, tc);
+	return check_run(s);
+}
