@@ -1,5 +1,5 @@
 /* Build tool: the parts of ktlsd's documentation made from its option table
- * (server/config_doc.h), so that they cannot drift from --help.
+ * (server/conf/config_doc.h), so that they cannot drift from --help.
  *
  *   docgen man TEMPLATE   prints ktlsd(8): TEMPLATE, whose line "@OPTIONS@"
  *                         becomes the options and whose @VERSION@ and
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/config_doc.h"
+#include "server/conf/config_doc.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"

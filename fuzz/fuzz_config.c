@@ -1,4 +1,4 @@
-/* libFuzzer target: the config file parser (server/config.c).
+/* libFuzzer target: the config file parser (server/conf/config.c).
  *
  * The input is written to a memfd and config_parse_file reads it through
  * /proc/self/fd/N, on a fresh config (config_defaults) that config_free
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "fuzz/fuzz_check.h"
-#include "server/config.h"
+#include "server/conf/config.h"
 
 static FILE *devnull;
 

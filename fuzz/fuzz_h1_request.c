@@ -1,5 +1,5 @@
 /* libFuzzer target: bytes from a client, through the HTTP/1.1 request
- * parser, to the static-file decision, as server/h1_conn.c chains them.
+ * parser, to the static-file decision, as server/http/h1_conn.c chains them.
  *
  * Input: 4 control bytes, then the byte stream of the connection.
  *   byte 0, bits 0-1  limits: default, tight, loose, default

@@ -2,9 +2,9 @@
  * h2_stream.c: nghttp2 with ktlsd's options and callbacks, request to
  * response through proto/static_file.c and proto/resp_head.c, batches with
  * holes for file bytes), linked with nothing of server/: it gets its own
- * environment (a resolution beneath the root made here, as server/resolve.c
+ * environment (a resolution beneath the root made here, as server/http/resolve.c
  * does it) and is driven by the session's own pump (h2_session_pump, as
- * server/h2_conn.c drives it), with the ring's operations done at once: a batch is sent when it is
+ * server/http/h2_conn.c drives it), with the ring's operations done at once: a batch is sent when it is
  * complete, a stream's readv is a preadv on its file, a splice is a pread.
  * After each drive the timeout policy (proto/h2_timeout.c) is asked for
  * the deadline, and now and then the deadline is taken as passed.
@@ -66,7 +66,7 @@
 #include "proto/h2_session.h"
 #include "proto/mime.h"
 #include "proto/static_target.h"
-#include "server/file.h"
+#include "server/core/file.h"
 
 #define SHRINK_AT 65536 /* flags bit 1: reads end here */
 /* Per input, so that a client asking for big.bin over and over stays fast;
@@ -214,7 +214,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* ---- the environment: what server/h2_conn.c gives the session ---- */
+/* ---- the environment: what server/http/h2_conn.c gives the session ---- */
 
 struct run {
 	struct h2_session *hs;
@@ -235,7 +235,7 @@ static const char *fz_date(void *ctx)
 	return "Sun, 02 Feb 2020 02:02:02 GMT";
 }
 
-/* The server's own open beneath the root (server/file.c, pure syscalls). */
+/* The server's own open beneath the root (server/core/file.c, pure syscalls). */
 static int fz_open(void *ctx, const char *rel, struct static_opened *f)
 {
 	(void)ctx;
@@ -250,7 +250,7 @@ static void fz_close(void *ctx, int fd)
 	close(fd);
 }
 
-/* server/resolve.c's resolution, on the fixtures: one site, with a field
+/* server/http/resolve.c's resolution, on the fixtures: one site, with a field
  * of its own, and a Host that names another site (421) now and then; with
  * --precompressed on (a request without accept-encoding is answered as
  * with it off). */
@@ -492,7 +492,7 @@ static void drive(struct run *r)
 		r->closed = true; /* conn_close_graceful */
 }
 
-/* The timeout policy, called as server/h2_conn.c calls it after each
+/* The timeout policy, called as server/http/h2_conn.c calls it after each
  * drive. The clock stands still here, so every clock starts at now: the
  * deadline is the header timeout while a header block is unfinished (the
  * shortest), else the send timeout while bytes are owed, else the idle

@@ -1,6 +1,6 @@
 /* Directory listings (--autoindex): from a directory's entries to an HTML
  * page or a JSON array, and which of the two a request asks for. Sans-I/O:
- * the server reads the directory (server/lister.c) and hands the entries
+ * the server reads the directory (server/http/lister.c) and hands the entries
  * here.
  *
  * The rules, for both formats:

@@ -9,7 +9,7 @@
  * whole frames, leaves the place of each DATA payload as a hole, asks the
  * glue for one readv per stream to fill them, and hands the batch back to
  * be sent once the reads are reported (h2_session_read_done). The server
- * (server/h2_conn.c) does that I/O on its ring; the fuzz target does it at
+ * (server/http/h2_conn.c) does that I/O on its ring; the fuzz target does it at
  * once with preadv. Both run the same pump.
  *
  * The types are open to the glue, which owns the batch and the reads. */

@@ -1,5 +1,5 @@
 /* An HTTP/2 session's timeout policy: which clock sets the deadline, and
- * what a deadline that passed means. The glue (server/h2_conn.c) says what
+ * what a deadline that passed means. The glue (server/http/h2_conn.c) says what
  * it knows of the socket and keeps the deadline; the clocks themselves are
  * the session's. See proto/h2_session.h. */
 #include "proto/h2_stream.h"

@@ -95,7 +95,7 @@ struct static_ask {
 };
 
 /* What a request-target comes to, for both HTTP versions: the server fills
- * it (it opens files beneath the root, server/resolve.c), the protocol code
+ * it (it opens files beneath the root, server/http/resolve.c), the protocol code
  * answers from it. */
 /* static_target's status for a folder to list (--autoindex): not an HTTP
  * status; rel is the folder, nothing is open. */

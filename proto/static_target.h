@@ -28,7 +28,7 @@ struct static_opened {
 struct static_opener {
 	/* Opens rel beneath the root: the fd, with f filled (mem and memo
 	 * valid until the close), or -ENOENT, -EACCES, -ENAMETOOLONG, -EMFILE,
-	 * -ENFILE or another -errno (server/file.h's vocabulary). */
+	 * -ENFILE or another -errno (server/core/file.h's vocabulary). */
 	int (*open)(void *ctx, const char *rel, struct static_opened *f);
 	void (*close)(void *ctx, int fd);
 	void *ctx;

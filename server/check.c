@@ -7,9 +7,9 @@
 #include <openssl/ssl.h>
 
 #include "ktls/ktls.h"
-#include "server/ring.h"
-#include "server/rxring.h"
-#include "server/sock.h"
+#include "server/core/ring.h"
+#include "server/core/rxring.h"
+#include "server/net/sock.h"
 
 static const char *yes(bool b)
 {

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "server/config.h"
+#include "server/conf/config.h"
 
 /* Prints the report to out; returns the process exit code (0). */
 int check_report(const struct config *cfg, FILE *out);

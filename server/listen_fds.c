@@ -12,7 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "server/log.h"
+#include "server/core/log.h"
 
 #define LISTEN_FDS_START 3
 

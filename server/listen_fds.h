@@ -23,7 +23,7 @@
 #ifndef KTLSD_SERVER_LISTEN_FDS_H
 #define KTLSD_SERVER_LISTEN_FDS_H
 
-#include "server/config-t.h"
+#include "server/conf/config-t.h"
 
 /* Takes the sockets passed to this process, if any, and makes them cfg's
  * listeners (--listen for HTTPS, --listen-plain for plain HTTP), replacing

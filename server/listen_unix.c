@@ -7,7 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "server/log.h"
+#include "server/core/log.h"
 
 #define UNIX_BACKLOG 4096
 

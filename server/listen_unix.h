@@ -20,7 +20,7 @@
 #ifndef KTLSD_SERVER_LISTEN_UNIX_H
 #define KTLSD_SERVER_LISTEN_UNIX_H
 
-#include "server/config-t.h"
+#include "server/conf/config-t.h"
 
 /* Binds every Unix-socket listener of cfg that has no fd yet (none passed
  * by a service manager), storing the fd in it with bound_here set. Returns

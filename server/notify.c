@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/log.h"
+#include "server/core/log.h"
 
 void notify_open(struct notify *n)
 {

@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "server/log.h"
+#include "server/core/log.h"
 #include "server/syscall_filter.h"
 
 #define CAP_BIT(c) (UINT64_C(1) << (c))

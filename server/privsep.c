@@ -14,11 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/access_log.h"
-#include "server/conf_files.h"
-#include "server/config.h"
+#include "server/core/access_log.h"
+#include "server/conf/conf_files.h"
+#include "server/conf/config.h"
 #include "server/listen_unix.h"
-#include "server/log.h"
+#include "server/core/log.h"
 #include "server/privs.h"
 
 enum op { OP_RELOAD = 1, OP_REOPEN_LOGS = 2, OP_CLEAN_UP = 3 };

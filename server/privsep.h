@@ -30,8 +30,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "server/config-t.h"
-#include "server/file_create.h"
+#include "server/conf/config-t.h"
+#include "server/core/file_create.h"
 
 struct conf_files;
 

@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/conf_files.h"
-#include "server/config.h"
+#include "server/conf/conf_files.h"
+#include "server/conf/config.h"
 #include "server/listen_fds.h"
-#include "server/log.h"
+#include "server/core/log.h"
 #include "server/privsep.h"
 #include "server/run.h"
-#include "server/server.h"
+#include "server/conf/server.h"
 #include "server/worker.h"
 
 #define KEEPING "; keeping the running configuration"

@@ -6,9 +6,9 @@
 
 #include <signal.h>
 
-#include "server/access_log.h"
-#include "server/config.h"
-#include "server/file_create.h"
+#include "server/core/access_log.h"
+#include "server/conf/config.h"
+#include "server/core/file_create.h"
 #include "server/notify.h"
 #include "server/privsep.h"
 

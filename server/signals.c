@@ -10,14 +10,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/access_log.h"
-#include "server/file_create.h"
-#include "server/log.h"
+#include "server/core/access_log.h"
+#include "server/core/file_create.h"
+#include "server/core/log.h"
 #include "server/notify.h"
 #include "server/privsep.h"
 #include "server/run.h"
-#include "server/server.h"
-#include "server/status_listen.h"
+#include "server/conf/server.h"
+#include "server/status/status_listen.h"
 #include "server/worker.h"
 
 /* Signals an operator may send by habit, meant for other servers (nginx's

@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "server/access_log.h"
-#include "server/file_create.h"
-#include "server/log.h"
-#include "server/server.h"
+#include "server/core/access_log.h"
+#include "server/core/file_create.h"
+#include "server/core/log.h"
+#include "server/conf/server.h"
 
 int test_config(struct config *cfg)
 {

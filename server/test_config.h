@@ -3,7 +3,7 @@
 #ifndef KTLSD_SERVER_TEST_CONFIG_H
 #define KTLSD_SERVER_TEST_CONFIG_H
 
-#include "server/config-t.h"
+#include "server/conf/config-t.h"
 
 /* Loads what a start loads (the root, the kernel TLS policy, the
  * certificates and keys, --user, the log files, as file_read.h and

@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/clock.h"
-#include "server/server.h"
-#include "server/stats.h"
+#include "server/core/clock.h"
+#include "server/conf/server.h"
+#include "server/core/stats.h"
 
 #define RING_ENTRIES 1024
 #define TICK_MS 250

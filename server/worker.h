@@ -5,7 +5,7 @@
 #ifndef KTLSD_SERVER_WORKER_H
 #define KTLSD_SERVER_WORKER_H
 
-#include "server/worker-t.h"
+#include "server/http/worker-t.h"
 
 /* Creates the listening sockets of worker id (bind errors are reported here,
  * before any thread starts), holding a reference to srv until it is

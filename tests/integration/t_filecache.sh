@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The open-file cache (server/filecache.c): a file replaced by rename or
+# The open-file cache (server/core/filecache.c): a file replaced by rename or
 # truncated, during and between requests, is never served with the wrong
 # validators: one ETag always names one body, and a changed file is seen
 # within the cache's validity (1 s) plus a margin. The same holds for the

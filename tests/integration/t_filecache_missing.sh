@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The open-file cache keeps folders and missing names (server/filecache.c),
+# The open-file cache keeps folders and missing names (server/core/filecache.c),
 # revalidated as files are: a name asked for again costs no open, and a
 # file created after its 404, a folder's index.html added or removed, a
 # precompressed sidecar put beside its file, are all seen within the

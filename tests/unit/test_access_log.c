@@ -1,4 +1,4 @@
-/* Tests server/access_log.c: the combined line field by field, the escapes,
+/* Tests server/core/access_log.c: the combined line field by field, the escapes,
  * the caps that keep a line within one PIPE_BUF write, and the flush in
  * whole lines. The log writes to one end of a socket pair; the test reads
  * the other. */
@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "server/access_log.h"
+#include "server/core/access_log.h"
 #include "tests/unit/check_run.h"
 
 struct sink {

@@ -1,4 +1,4 @@
-/* Tests server/addr_limit.c: --limit-conn's table of connections per
+/* Tests server/net/addr_limit.c: --limit-conn's table of connections per
  * client address, its keys, its limits and what it does when full. */
 #include <arpa/inet.h>
 #include <check.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/addr_limit.h"
+#include "server/net/addr_limit.h"
 #include "tests/unit/check_run.h"
 
 static struct addr_key v4(const char *text)

@@ -1,11 +1,11 @@
-/* Tests server/bufpool.c: a steady load keeps the buffers it cycles
+/* Tests server/core/bufpool.c: a steady load keeps the buffers it cycles
  * through from one trim (a timer tick) to the next, however many; a class
  * no one used for a whole tick gives all of its buffers back; a load that
  * fell gives back, tick by tick, what it no longer needs. */
 #include <check.h>
 #include <stdlib.h>
 
-#include "server/bufpool.h"
+#include "server/core/bufpool.h"
 #include "tests/unit/check_run.h"
 
 #define BIG (256 * 1024) /* the class of a response's send buffer */

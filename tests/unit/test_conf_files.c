@@ -1,4 +1,4 @@
-/* Tests server/conf_files.c: a recording reads each file once and gives
+/* Tests server/conf/conf_files.c: a recording reads each file once and gives
  * the same bytes after; privsep_gather reads what a configuration names
  * (the helper's side, tested here with what it fills); pack and
  * unpack carry files, errors and roots across (a socketpair stands for the
@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/conf_files.h"
-#include "server/config.h"
+#include "server/conf/conf_files.h"
+#include "server/conf/config.h"
 #include "server/privsep.h"
 #include "tests/unit/check_run.h"
 

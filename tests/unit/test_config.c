@@ -1,4 +1,4 @@
-/* Tests server/config.c: every option type in both flag forms, the config
+/* Tests server/conf/config.c: every option type in both flag forms, the config
  * file syntax, the order sources override each other in, and every error
  * message, which must be exactly one line. Runs under ASan, so each test
  * frees what it loads. */
@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/config.h"
-#include "server/config_options.h"
+#include "server/conf/config.h"
+#include "server/conf/config_options.h"
 #include "tests/unit/check_run.h"
 
 #ifndef PACKAGE_VERSION

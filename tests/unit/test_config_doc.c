@@ -1,4 +1,4 @@
-/* Tests server/config_doc.c: the manual's OPTIONS section and the sample
+/* Tests server/conf/config_doc.c: the manual's OPTIONS section and the sample
  * config, both printed from the option table. Every option has its entry;
  * roff escapes what it must; the sample, its defaults uncommented, parses
  * back into exactly the defaults. */
@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/config.h"
-#include "server/config_doc.h"
-#include "server/config_options.h"
+#include "server/conf/config.h"
+#include "server/conf/config_doc.h"
+#include "server/conf/config_options.h"
 #include "tests/unit/check_run.h"
 
 /* What f printed, as a string the caller frees. */

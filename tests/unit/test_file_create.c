@@ -1,4 +1,4 @@
-/* Tests server/file_create.c: logs and the pid file are made and appended
+/* Tests server/core/file_create.c: logs and the pid file are made and appended
  * to; a symbolic link at their name (to a file, or to nothing yet), a file
  * with another hard link, a FIFO and a folder are refused and left as they
  * were; a removal removes only the file that was made. */
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/file_create.h"
+#include "server/core/file_create.h"
 #include "tests/unit/check_run.h"
 
 static char dir[] = "/tmp/test_file_create_XXXXXX";

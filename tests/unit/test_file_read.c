@@ -1,4 +1,4 @@
-/* Tests server/file_read.c: a regular file and a link to one are read; a
+/* Tests server/conf/file_read.c: a regular file and a link to one are read; a
  * folder, a FIFO, a device and a file over the limit are refused, and
  * none of them blocks. */
 #include <check.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/file_read.h"
+#include "server/conf/file_read.h"
 #include "tests/unit/check_run.h"
 
 static char dir[] = "/tmp/test_file_read_XXXXXX";

@@ -1,4 +1,4 @@
-/* Tests server/file_resident.c: whether file bytes are in the page cache.
+/* Tests server/core/file_resident.c: whether file bytes are in the page cache.
  * Built twice: as test_file_resident with cachestat where the kernel has it,
  * and as test_file_resident_mincore with the call's number pointed at one
  * no kernel has (ENOSYS), so that mincore over a mapping answers. */
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/file_resident.h"
+#include "server/core/file_resident.h"
 #include "tests/unit/check_run.h"
 
 #define SIZE (3u << 20) /* not a multiple of the probes' 4 MiB spans, and 3 of them */

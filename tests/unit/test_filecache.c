@@ -1,4 +1,4 @@
-/* Tests server/filecache.c on a real folder: a file, a folder and a missing
+/* Tests server/core/filecache.c on a real folder: a file, a folder and a missing
  * name opened again come from the cache without a syscall of their own;
  * a missing name found later is served once its entry is revalidated;
  * missing names cannot push the open files out; an entry's memo lives
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/filecache.h"
+#include "server/core/filecache.h"
 #include "tests/unit/check_run.h"
 
 static char dir[] = "/tmp/test_filecache_XXXXXX";

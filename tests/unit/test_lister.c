@@ -1,4 +1,4 @@
-/* Tests server/lister.c: jobs go to the listing thread and come back
+/* Tests server/http/lister.c: jobs go to the listing thread and come back
  * through a real io_uring, with what serving would show of a folder. */
 #include <check.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "server/lister.h"
+#include "server/http/lister.h"
 #include "tests/unit/check_run.h"
 
 static char top[64];

@@ -1,4 +1,4 @@
-/* Tests server/metrics.c (and the snapshot arithmetic of server/stats.c):
+/* Tests server/status/metrics.c (and the snapshot arithmetic of server/core/stats.c):
  * which numbers land in which series, that every series has its HELP and
  * TYPE, the JSON totals, and a text that grows past its first buffer. */
 #include <check.h>
@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/metrics.h"
-#include "server/stats.h"
+#include "server/status/metrics.h"
+#include "server/core/stats.h"
 #include "tests/unit/check_run.h"
 
 static void fill(struct worker_snapshot *w, uint64_t base)

@@ -1,9 +1,9 @@
-/* Tests server/pace.c: --limit-rate's token bucket, its free first bytes,
+/* Tests server/net/pace.c: --limit-rate's token bucket, its free first bytes,
  * the size of what it grants and how long it says to wait. */
 #include <check.h>
 #include <stdlib.h>
 
-#include "server/pace.h"
+#include "server/net/pace.h"
 #include "tests/unit/check_run.h"
 
 START_TEST(test_unlimited)

@@ -14,7 +14,7 @@
 #include "proto/status.h"
 #include "tests/unit/check_run.h"
 
-/* The buffer both callers give status_page (server/h1_conn.c's
+/* The buffer both callers give status_page (server/http/h1_conn.c's
  * respond_page, proto/h2_response.c's respond_page). */
 #define PAGE_ROOM 512
 
@@ -24,7 +24,7 @@ static const int sent[] = {
     200, 206, 304, 412, 416, /* proto/static_file.c */
     301, 403, 404, 414,      /* proto/static_target.c */
     400, 421, 431, 501, 505, /* proto/h1_parser.c */
-    405, 429, 500, 503,      /* server/h1_conn.c, server/h2_conn.c, server/status_listen.c */
+    405, 429, 500, 503,      /* server/http/h1_conn.c, server/http/h2_conn.c, server/status/status_listen.c */
 };
 
 /* A phrase as RFC 9110 writes them: words of letters (and hyphens), each

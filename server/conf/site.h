@@ -1,0 +1,41 @@
+/* One site as the workers serve it, built from its configuration: the open
+ * root, the Content-Types with its overrides, its certificates as read
+ * from disk, and its extra response fields in both spellings. Read-only
+ * once built; a configuration's sites live as long as its server. */
+#ifndef KTLSD_SERVER_SITE_H
+#define KTLSD_SERVER_SITE_H
+
+#include <stddef.h>
+
+#include "ktls/tls_pem.h"
+#include "proto/mime.h"
+#include "proto/static_file.h"
+#include "server/conf/config-t.h"
+#include "server/core/file.h"
+
+struct conf_files;
+
+struct site {
+	const struct config_site *cfg;
+	struct file_root root;        /* fd -1: not opened */
+	struct mime_table *mime;      /* its own when it has --mime-type lines */
+	const struct mime_table *types; /* mime, or else the server's shared table */
+	struct tls_cert_pair certs[CONFIG_MAX_CERTS];
+	size_t ncerts;
+	struct resp_extra extra[CONFIG_MAX_HEADERS];
+	char *extra_names;            /* the lowercase (HTTP/2) names, one block */
+	struct resp_extras extras;
+};
+
+/* Opens the root, reads the certificates and keys through cf (conf_files.h:
+ * NULL reads them from disk) and prepares the rest. types is the server's
+ * table, which a site without overrides shares; a site with --mime-type
+ * lines builds its own from mime_text (the mime.types bytes, NULL: none).
+ * On failure a one-line reason in err ("--root /x: No such file or
+ * directory") and -errno; site_release then frees what was built. */
+int site_build(struct site *s, const struct config_site *cfg, const struct mime_table *types,
+	       const char *mime_text, size_t mime_len, struct conf_files *cf, char *err,
+	       size_t errlen);
+void site_release(struct site *s);
+
+#endif

@@ -1,0 +1,128 @@
+#include "server/core/bufpool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
+/* The debug build (KTLSD_DEBUG) poisons a buffer as it goes back: its
+ * bytes become POISON, so that stale bytes a response sends without
+ * having written them show on the wire (tests/integration/bytecheck.c
+ * finds them), and under ASan every byte past the free-list link is
+ * unreadable until bufpool_get hands the buffer out again. */
+#define POISON 0xa5
+
+static void poison(struct bufpool_free *f, size_t cap)
+{
+#ifdef KTLSD_DEBUG
+	memset(f, POISON, cap);
+#if defined(__SANITIZE_ADDRESS__)
+	ASAN_POISON_MEMORY_REGION(f + 1, cap - sizeof(*f));
+#endif
+#else
+	(void)f;
+	(void)cap;
+#endif
+}
+
+static void unpoison(struct bufpool_free *f, size_t cap)
+{
+#if defined(KTLSD_DEBUG) && defined(__SANITIZE_ADDRESS__)
+	ASAN_UNPOISON_MEMORY_REGION(f + 1, cap - sizeof(*f));
+#else
+	(void)f;
+	(void)cap;
+#endif
+}
+
+static int class_of(size_t size)
+{
+	size_t c = BUFPOOL_MIN;
+	for (int i = 0; i < BUFPOOL_CLASSES; i++, c <<= 1)
+		if (size <= c)
+			return i;
+	return -1;
+}
+
+void *bufpool_get(struct bufpool *p, size_t want, size_t *cap)
+{
+	int i = class_of(want);
+
+	p->gets++;
+	if (i < 0) {
+		*cap = want;
+		return malloc(want);
+	}
+	*cap = (size_t)BUFPOOL_MIN << i;
+	struct bufpool_free *f = p->free[i];
+	if (f) {
+		p->free[i] = f->next;
+		p->nfree[i]--;
+		if (p->nfree[i] < p->minfree[i])
+			p->minfree[i] = p->nfree[i];
+		p->hits++;
+		unpoison(f, *cap);
+	} else if (!(f = malloc(*cap))) {
+		return NULL;
+	}
+	if (++p->nout[i] > p->maxout[i])
+		p->maxout[i] = p->nout[i];
+	return f;
+}
+
+void bufpool_put(struct bufpool *p, void *buf, size_t cap)
+{
+	int i = class_of(cap);
+
+	if (!buf)
+		return;
+	if (i < 0 || ((size_t)BUFPOOL_MIN << i) != cap) {
+		free(buf);
+		return;
+	}
+	if (p->nout[i])
+		p->nout[i]--;
+	struct bufpool_free *f = buf;
+	poison(f, cap);
+	f->next = p->free[i];
+	p->free[i] = f;
+	p->nfree[i]++;
+}
+
+void bufpool_trim(struct bufpool *p)
+{
+	for (int i = 0; i < BUFPOOL_CLASSES; i++) {
+		unsigned peak = p->peak[i] - (p->peak[i] + BUFPOOL_DECAY - 1) / BUFPOOL_DECAY;
+		if (p->maxout[i] > peak)
+			peak = p->maxout[i];
+		p->peak[i] = peak;
+		unsigned keep = p->maxout[i] ? peak + peak / BUFPOOL_SPARE_DIV : 0;
+		unsigned held = p->nout[i] + p->nfree[i];
+		unsigned n = held > keep ? held - keep : 0;
+
+		for (n = n < p->minfree[i] ? n : p->minfree[i]; n > 0; n--) {
+			struct bufpool_free *f = p->free[i];
+			p->free[i] = f->next;
+			p->nfree[i]--;
+			unpoison(f, (size_t)BUFPOOL_MIN << i);
+			free(f);
+		}
+		p->minfree[i] = p->nfree[i];
+		p->maxout[i] = p->nout[i];
+	}
+}
+
+void bufpool_drain(struct bufpool *p)
+{
+	for (int i = 0; i < BUFPOOL_CLASSES; i++) {
+		while (p->free[i]) {
+			struct bufpool_free *f = p->free[i];
+			p->free[i] = f->next;
+			unpoison(f, (size_t)BUFPOOL_MIN << i);
+			free(f);
+		}
+		p->nfree[i] = p->minfree[i] = 0;
+	}
+}

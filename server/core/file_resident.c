@@ -1,0 +1,116 @@
+#include "server/core/file_resident.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* cachestat(2), Linux 6.5: one call, no mapping. Debian 12's headers
+ * predate it, hence the number and the structs. Its kernel (6.1) answers
+ * ENOSYS, and ktlsd.service's seccomp filter EPERM (systemd 252 cannot
+ * name the call): then mincore over a mapping of the range answers. */
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+
+struct cachestat_range {
+	uint64_t off;
+	uint64_t len;
+};
+
+struct cachestat {
+	uint64_t nr_cache;
+	uint64_t nr_dirty;
+	uint64_t nr_writeback;
+	uint64_t nr_evicted;
+	uint64_t nr_recently_evicted;
+};
+
+/* cachestat was refused once: it will be again (every worker learns the
+ * same answer, so a race only costs a second refusal). */
+static atomic_bool no_cachestat;
+
+/* mincore reads one byte per page into a vector on the stack: probe at
+ * most this much at a time. */
+#define MINCORE_SPAN (4u << 20)
+
+static long page_size(void)
+{
+	static atomic_long page;
+	long p = atomic_load_explicit(&page, memory_order_relaxed);
+	if (!p) {
+		p = sysconf(_SC_PAGESIZE);
+		atomic_store_explicit(&page, p, memory_order_relaxed);
+	}
+	return p;
+}
+
+static bool resident_by_mincore(int fd, uint64_t off, uint64_t len)
+{
+	long page = page_size();
+	unsigned char vec[MINCORE_SPAN / 4096 + 1];
+
+	while (len > 0) {
+		uint64_t start = off & ~(uint64_t)(page - 1);
+		uint64_t span = off + len - start;
+		if (span > MINCORE_SPAN)
+			span = MINCORE_SPAN;
+		size_t pages = (size_t)((span + (uint64_t)page - 1) / (uint64_t)page);
+		if (pages > sizeof(vec))
+			return false; /* pages larger than 4 KiB: not here */
+		void *m = mmap(NULL, (size_t)span, PROT_READ, MAP_SHARED, fd, (off_t)start);
+		if (m == MAP_FAILED)
+			return false;
+		int rc = mincore(m, (size_t)span, vec);
+		munmap(m, (size_t)span);
+		if (rc < 0)
+			return false;
+		for (size_t i = 0; i < pages; i++)
+			if (!(vec[i] & 1))
+				return false;
+		uint64_t done = start + span - off;
+		if (done >= len)
+			break;
+		off += done;
+		len -= done;
+	}
+	return true;
+}
+
+bool file_resident_ahead(int fd, uint64_t *known_to, uint64_t off, uint64_t len, uint64_t end,
+			 uint64_t ahead)
+{
+	if (off + len <= *known_to)
+		return true;
+	if (end - off < ahead)
+		ahead = end - off;
+	if (ahead > len && file_resident(fd, off, ahead)) {
+		*known_to = off + ahead;
+		return true;
+	}
+	if (file_resident(fd, off, len)) {
+		*known_to = off + len;
+		return true;
+	}
+	return false;
+}
+
+bool file_resident(int fd, uint64_t off, uint64_t len)
+{
+	if (len == 0)
+		return true;
+	if (!atomic_load_explicit(&no_cachestat, memory_order_relaxed)) {
+		struct cachestat_range range = {.off = off, .len = len};
+		struct cachestat cs;
+		if (syscall(__NR_cachestat, (unsigned)fd, &range, &cs, 0u) == 0) {
+			uint64_t page = (uint64_t)page_size();
+			uint64_t pages = (off + len - 1) / page - off / page + 1;
+			return cs.nr_cache >= pages;
+		}
+		if (errno != ENOSYS && errno != EPERM)
+			return false;
+		atomic_store_explicit(&no_cachestat, true, memory_order_relaxed);
+	}
+	return resident_by_mincore(fd, off, len);
+}

@@ -1,0 +1,230 @@
+#include "server/http/body_send.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "server/http/conn.h"
+#include "server/core/log.h"
+#include "server/net/sock.h"
+#include "server/http/worker-t.h"
+
+/* Do not post a file read into less room than this: send what we have. */
+#define MIN_READ (16 * 1024)
+/* Room kept in the send buffer for multipart framing on the splice path. */
+#define FRAME_ROOM 512
+
+/* Our own failure (no memory, a file that cannot be read). */
+static void fail(struct conn *c, const char *why)
+{
+	conn_abort_as(c, ACCESS_END_ERROR, why);
+}
+
+static void read_done(struct ring_op *op, int res, uint32_t flags);
+static void truncated(struct conn *c);
+
+void body_send_start(struct conn *c, int fd, const void *mem)
+{
+	struct response *r = c->h1.resp;
+	const struct server *srv = c->srv;
+
+	r->file_fd = fd;
+	r->mem = mem;
+	r->read_op.complete = read_done;
+	body_start(&r->body, &r->sr, &r->file);
+	/* Bytes the file cache keeps are one copy into the send buffer. */
+	r->path = !mem && sock_body_zero_copy(c->sock, srv->cfg->sendfile, r->body.remaining)
+			  ? BODY_PATH_SPLICE
+			  : BODY_PATH_COPY;
+	r->resident_to = 0;
+	if (r->path == BODY_PATH_SPLICE)
+		c->w->stats.body_splice++;
+	else
+		c->w->stats.body_copy++;
+}
+
+static void post_read(struct conn *c, char *dst, size_t len, uint64_t off)
+{
+	struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
+
+	sock_fill_begin(c->sock);
+	io_uring_prep_read(sqe, c->h1.resp->file_fd, dst, (unsigned)len, off);
+	ring_op_attach(sqe, &c->h1.resp->read_op);
+	c->h1.resp->read_posted = true;
+	c->h1.resp->read_dst = off == 0 ? dst : NULL;
+	sock_hold(c->sock);
+	c->w->stats.read_ops++;
+}
+
+static bool finished(const struct conn *c)
+{
+	return c->h1.resp->body.done && !c->h1.resp->read_posted && sock_drained(c->sock);
+}
+
+static bool pump_copy(struct conn *c)
+{
+	struct response *r = c->h1.resp;
+	struct sock *s = c->sock;
+
+	for (;;) {
+		bool progressed = false;
+		char *base;
+		size_t room;
+
+		/* Fill the transport's room up to a file read, one chunk at a
+		 * time. */
+		while (!r->read_posted && !r->body.done && (base = sock_body_room(s, &room))) {
+			size_t n;
+			uint64_t off;
+			enum body_step step = body_next(&r->body, base, room, &n, &off);
+			if (step == BODY_LITERAL) {
+				sock_out_commit(s, n);
+				continue;
+			}
+			if (step == BODY_FILE && r->mem) {
+				memcpy(base, r->mem + off, n);
+				sock_out_commit(s, n);
+				body_advance(&r->body, n);
+				continue;
+			}
+			if (step == BODY_FILE) {
+				uint64_t want = r->body.end - r->body.off;
+				if (n < want && room < MIN_READ)
+					break; /* nearly full: send first */
+				post_read(c, base, n, off);
+			}
+			break;
+		}
+		if (r->read_posted || sock_busy(s))
+			return false;
+
+		size_t staged = sock_out_len(s);
+		if (staged > 0 || sock_tx_pending(s)) {
+			sock_send(s, 0);
+			/* The transport took what was queued off its room (it
+			 * sealed it): read the next chunk while this one is
+			 * sent. */
+			progressed = staged > 0 && sock_out_len(s) == 0;
+		}
+		if (!progressed)
+			break;
+	}
+	return finished(c);
+}
+
+/* Framing and head bytes go by send with MSG_MORE, so that under kTLS they
+ * share a record with the file bytes that follow (no tiny records). File
+ * bytes in the page cache go by sendfile on the worker, the others by the
+ * ring's splices, which wait for the disk off the worker. */
+static bool pump_splice(struct conn *c)
+{
+	struct response *r = c->h1.resp;
+	struct sock *s = c->sock;
+
+	if (sock_busy(s))
+		return false;
+	while (!r->body.done) {
+		size_t n, room;
+		uint64_t off;
+		char *base = sock_out_reserve(s, FRAME_ROOM, &room);
+		if (!base) {
+			fail(c, "out of memory");
+			return false;
+		}
+		enum body_step step = body_next(&r->body, base, room, &n, &off);
+		if (step == BODY_LITERAL) {
+			sock_out_commit(s, n);
+			continue;
+		}
+		if (step != BODY_FILE)
+			break;
+		if (sock_tx_pending(s)) {
+			sock_send(s, MSG_MORE);
+			return false;
+		}
+		uint64_t want = r->body.end - r->body.off;
+		const struct sock_file f = {r->file_fd, r->body.end, &r->resident_to};
+		size_t sent;
+		switch (sock_send_file(s, &f, off, want, r->body.remaining > want, &sent)) {
+		case SOCK_FILE_SENT:
+			body_advance(&r->body, sent);
+			if (sock_busy(s))
+				return false;
+			continue;
+		case SOCK_FILE_EOF:
+			truncated(c);
+			break;
+		case SOCK_FILE_QUEUED:
+		case SOCK_FILE_WAIT:
+		case SOCK_FILE_FAILED:
+			return false;
+		}
+	}
+	if (sock_tx_pending(s)) {
+		sock_send(s, 0);
+		return false;
+	}
+	return finished(c);
+}
+
+bool body_send_pump(struct conn *c)
+{
+	if (c->h1.resp->path == BODY_PATH_SPLICE)
+		return pump_splice(c);
+	return pump_copy(c);
+}
+
+/* The file has fewer bytes than when we answered: send the prefix we have
+ * (it is real data), then close, so the client sees a short body and never
+ * foreign bytes. */
+static void truncated(struct conn *c)
+{
+	struct response *r = c->h1.resp;
+	if (!r->truncated)
+		log_msg(LOG_WARN, "\"%s\": file shrank during the response; closing",
+			r->request_line);
+	r->truncated = true;
+	c->w->stats.truncated++;
+	filecache_forget(&c->w->files, r->file.ino);
+	r->body.done = true;
+	c->close_after = true;
+}
+
+static void read_done(struct ring_op *op, int res, uint32_t flags)
+{
+	struct conn *c = container_of(op, struct response, read_op)->conn;
+	struct sock *s = c->sock;
+
+	(void)flags;
+	c->h1.resp->read_posted = false;
+	sock_fill_end(s);
+	if (sock_closed(s)) {
+		sock_release(s);
+		return;
+	}
+	if (res < 0) {
+		log_msg(LOG_ERROR, "\"%s\": file read failed: %s", c->h1.resp->request_line,
+			strerror(-res));
+		fail(c, "file read failed");
+	} else {
+		if (res == 0)
+			truncated(c);
+		else if (c->h1.resp->read_dst)
+			filecache_learn(&c->w->files, c->h1.resp->file_fd, c->h1.resp->read_dst,
+					(size_t)res);
+		sock_out_commit(s, (size_t)res);
+		body_advance(&c->h1.resp->body, (uint64_t)res);
+		conn_drive(c); /* the exchange pumps, and finishes when all is out */
+	}
+	sock_release(s);
+}
+
+void body_send_spliced(struct conn *c, int res)
+{
+	if (res == 0)
+		truncated(c);
+	else if (res > 0)
+		body_advance(&c->h1.resp->body, (uint64_t)res);
+}

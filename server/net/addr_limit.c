@@ -1,0 +1,165 @@
+#include "server/net/addr_limit.h"
+
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Slots per bucket: a collision of two addresses costs nothing until a
+ * bucket holds this many at once. */
+#define BUCKET_SLOTS 7
+
+struct slot {
+	uint32_t count; /* 0: free */
+	uint32_t site;
+	struct addr_key key;
+};
+
+/* Three cache lines: the lock and the slots it guards, together. */
+struct bucket {
+	atomic_uint lock; /* 0: free (calloc's zero) */
+	struct slot s[BUCKET_SLOTS];
+} __attribute__((aligned(64)));
+
+struct addr_limit {
+	size_t mask; /* buckets - 1 */
+	uint64_t seed;
+	struct bucket *b;
+};
+
+bool addr_key_from(struct addr_key *k, const struct sockaddr *sa, socklen_t len)
+{
+	memset(k, 0, sizeof(*k));
+	if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		memcpy(k->a, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+		return true;
+	}
+	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		k->a[10] = k->a[11] = 0xff;
+		memcpy(k->a + 12, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+		return true;
+	}
+	return false;
+}
+
+struct addr_limit *addr_limit_new(size_t slots)
+{
+	struct addr_limit *t = calloc(1, sizeof(*t));
+	size_t n = 1;
+
+	if (!t)
+		return NULL;
+	/* At most 2^18 buckets (48 MiB of address space, about 1.8 million
+	 * addresses at once). */
+	while (n * BUCKET_SLOTS < slots && n < ((size_t)1 << 18))
+		n <<= 1;
+	/* calloc: the pages of buckets no address reaches are never touched,
+	 * so a large table costs address space, not memory. */
+	t->b = calloc(n, sizeof(*t->b));
+	if (!t->b) {
+		free(t);
+		return NULL;
+	}
+	t->mask = n - 1;
+	/* Whoever picks addresses must not pick one bucket for all of them. */
+	t->seed = (uint64_t)(uintptr_t)t->b * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)t;
+	return t;
+}
+
+void addr_limit_free(struct addr_limit *t)
+{
+	if (!t)
+		return;
+	free(t->b);
+	free(t);
+}
+
+/* A 64-bit mix (splitmix64's finaliser) of the key, the site and the seed. */
+static uint64_t hash(const struct addr_limit *t, unsigned site, const struct addr_key *k)
+{
+	uint64_t lo, hi, h;
+
+	memcpy(&lo, k->a, 8);
+	memcpy(&hi, k->a + 8, 8);
+	h = t->seed ^ site;
+	for (int i = 0; i < 2; i++) {
+		h ^= i ? hi : lo;
+		h += 0x9e3779b97f4a7c15ull;
+		h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+		h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+		h ^= h >> 31;
+	}
+	return h;
+}
+
+static struct bucket *lock_bucket(struct addr_limit *t, unsigned site, const struct addr_key *k)
+{
+	struct bucket *b = &t->b[hash(t, site, k) & t->mask];
+	unsigned spins = 0;
+
+	while (atomic_exchange_explicit(&b->lock, 1, memory_order_acquire))
+		if (++spins % 64 == 0)
+			sched_yield(); /* the holder was preempted: let it finish */
+	return b;
+}
+
+static void unlock_bucket(struct bucket *b)
+{
+	atomic_store_explicit(&b->lock, 0, memory_order_release);
+}
+
+static struct slot *find(struct bucket *b, unsigned site, const struct addr_key *k)
+{
+	for (int i = 0; i < BUCKET_SLOTS; i++)
+		if (b->s[i].count && b->s[i].site == site &&
+		    memcmp(&b->s[i].key, k, sizeof(*k)) == 0)
+			return &b->s[i];
+	return NULL;
+}
+
+enum addr_limit_result addr_limit_enter(struct addr_limit *t, unsigned site,
+					const struct addr_key *key, unsigned limit)
+{
+	struct bucket *b = lock_bucket(t, site, key);
+	enum addr_limit_result r = ADDR_LIMIT_COUNTED;
+	struct slot *s = find(b, site, key);
+
+	if (!s) {
+		for (int i = 0; i < BUCKET_SLOTS && !s; i++)
+			if (b->s[i].count == 0)
+				s = &b->s[i];
+		if (s) {
+			s->site = site;
+			s->key = *key;
+		}
+	}
+	if (!s)
+		r = ADDR_LIMIT_UNTRACKED;
+	else if (s->count >= limit)
+		r = ADDR_LIMIT_OVER;
+	else
+		s->count++;
+	unlock_bucket(b);
+	return r;
+}
+
+void addr_limit_leave(struct addr_limit *t, unsigned site, const struct addr_key *key)
+{
+	struct bucket *b = lock_bucket(t, site, key);
+	struct slot *s = find(b, site, key);
+
+	if (s)
+		s->count--;
+	unlock_bucket(b);
+}
+
+unsigned addr_limit_count(struct addr_limit *t, unsigned site, const struct addr_key *key)
+{
+	struct bucket *b = lock_bucket(t, site, key);
+	struct slot *s = find(b, site, key);
+	unsigned n = s ? s->count : 0;
+
+	unlock_bucket(b);
+	return n;
+}

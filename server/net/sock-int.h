@@ -1,0 +1,185 @@
+/* The transport's insides: struct sock and what its files share. For
+ * sock.c (lifecycle, TLS, the send queue, pacing), sock_input.c (receiving
+ * and decrypting) and sock_splice.c (file -> pipe -> socket) only; the
+ * protocols above see sock.h and nothing of this. */
+#ifndef KTLSD_SERVER_SOCK_INT_H
+#define KTLSD_SERVER_SOCK_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "ktls/tls.h"
+#include "server/net/pace.h"
+#include "server/core/pipepool.h"
+#include "server/core/ring.h"
+#include "server/core/rxring.h"
+#include "server/core/stats-t.h"
+
+struct sock_env;
+struct sock_handler;
+
+/* Ranges of tx a batch may take from mapped pages (sock_out_map). */
+#define SOCK_HOLES_MAX 64
+
+/* Every receive buffer, from the ring or the pool (see rxring.h). */
+#define RX_CAP RXRING_BUF_SIZE
+/* The user-space TLS stage: one file read and one send move this much, and
+ * the read of the next chunk overlaps the send of this one. */
+#define STAGE_CAP (128 * 1024)
+
+/* Ranges of tx whose bytes leave from elsewhere (a file's mapped pages,
+ * sock_out_map), sorted by position. Kept from batch to batch, given back
+ * with tx when the socket goes idle. */
+struct tx_holes {
+	unsigned n;
+	struct {
+		size_t at, len;
+		const char *src;
+	} h[SOCK_HOLES_MAX];
+	struct msghdr msg;
+	struct iovec iov[2 * SOCK_HOLES_MAX + 1];
+};
+
+struct sock {
+	const struct sock_env *env;
+	const struct sock_handler *h;
+	void *ctx;
+	int fd;
+	SSL *ssl;
+	struct tls_server *tls_srv;   /* the context ssl was made from (a reference) */
+	struct tls_wire wire;         /* rx: received bytes (RX_CAP, only while some wait
+				       * to be consumed); tx: bytes to send */
+	int rx_bid;                   /* rx is this ring buffer (in a completion only), or -1 */
+	bool rx_pinned;               /* a recv writes into rx */
+	size_t tx_sent;               /* of wire.tx, already accepted by the socket */
+	int send_flags;               /* of the send in progress (MSG_MORE) */
+
+	/* Decrypted input waiting for the protocol (TLS only; plain sockets
+	 * are read straight from wire.rx). */
+	char *plain;
+	size_t plain_start, plain_end, plain_cap;
+
+	/* Plaintext waiting for user-space encryption. */
+	char *stage;
+	size_t stage_len, stage_cap;
+	unsigned stage_fills;         /* reads in flight into the stage (wire.tx_fills: into tx) */
+
+	struct ring_op recv_op, send_op, ctrl_op, splice_in_op, splice_out_op, poll_op;
+	bool recv_posted, send_posted, ctrl_posted, splice_posted;
+	unsigned inflight;            /* operations in flight and holds */
+	bool closing;
+	bool peer_eof;
+
+	/* The control record being sent (kTLS): its message and type. */
+	struct tls_ctrl_record *ctrl_rec;
+	struct msghdr ctrl_msg;
+	struct iovec ctrl_iov;
+	char ctrl_cmsg[CMSG_SPACE(1)];
+
+	/* Splice: the file range asked for, and the pipe leased for it. */
+	struct pipe_lease *pipe;
+	struct pipe_waiter pipe_wait;
+	bool pipe_waiting;
+	int splice_fd;
+	uint64_t splice_off;
+	size_t splice_want;           /* to move into the pipe */
+	size_t splice_len;            /* in the pipe, still to go to the socket */
+	bool splice_more;
+
+	uint64_t bytes_sent;
+	uint64_t sent_ms;
+	struct tx_holes *holes;
+
+	/* Records ktlsd sealed (wire.sealer) from tx, ct[ct_sent, ct_len) still
+	 * to send; the plaintext they came from is already past tx_sent, so tx
+	 * takes the next chunk while they are sent. */
+	unsigned char *ct;
+	size_t ct_len, ct_sent, ct_cap;
+	bool ct_posted;               /* the send in flight is of ct */
+
+	/* --limit-rate: the bucket every send and splice into the socket asks
+	 * first, and the timer a send waits on for its tokens. */
+	struct pace pace;
+	struct ring_op pace_op;
+	struct __kernel_timespec pace_ts;
+	bool pace_posted;             /* the timer runs: the next send waits for it */
+	bool throttled;               /* the queue waited for tokens since it was last empty */
+
+	/* A batch (sock_batch_open) is open: its one fill holds the room. */
+	bool batch_open;
+};
+
+/* Plaintext sealed at once: 16 records, one send. */
+#define SEAL_MAX (256 * 1024)
+
+/* Shared by the transport's files (sock.c unless said). */
+void sock_fail(struct sock *s, const char *why);
+/* An owner broke one of the transport's rules: a debug build stops. */
+void sock_bug(struct sock *s, const char *what);
+bool sock_openssl_may_run(const struct sock *s);
+/* OpenSSL left something to send that no protocol step will. */
+bool sock_openssl_output_waits(const struct sock *s);
+void sock_post_next_send(struct sock *s);
+/* After a send, a control record or a wait for tokens: posts what comes
+ * next and lets the protocol move on. */
+void sock_move_on(struct sock *s);
+void sock_account_sent(struct sock *s, enum stat_via via, int res);
+/* How many of want bytes --limit-rate lets into the socket now (0: the
+ * timer is armed, or the sock failed: its kernel TLS key is spent). */
+size_t sock_pace_allow(struct sock *s, size_t want);
+
+/* OpenSSL encrypts (TLS without kTLS): what is sent is staged, then sealed. */
+bool sock_user_tls(const struct sock *s);
+
+/* The len bytes reserved at hole (and committed later) leave from src
+ * instead (a file's pages, mapped), in their place: nothing is copied in
+ * user space; they count as written.
+ * src must stay mapped until those bytes left (!sock_tx_pending). Ask
+ * sock_out_map_room first: as many ranges as it says (0 with user-space
+ * TLS, or without memory for the list) are then taken; more are refused
+ * (false). */
+bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len);
+unsigned sock_out_map_room(struct sock *s);
+
+/* sock_splice.c */
+/* Splice is possible here (plain or kTLS, ring SPLICE, pipes). */
+bool sock_can_splice(const struct sock *s);
+/* Moves len file bytes at off (at most a pipe's worth) to the socket
+ * without a copy: file -> a leased pipe -> socket. The handler's spliced()
+ * hears how many entered the pipe; drive() runs once the pipe is empty
+ * again. more: more bytes follow (SPLICE_F_MORE, so kTLS fills whole
+ * records). */
+void sock_splice_file(struct sock *s, int fd, uint64_t off, size_t len, bool more);
+
+/* What sock_sendfile did. */
+enum sock_sendfile_result {
+	SOCK_SENDFILE_SENT,   /* *sent bytes went; call again while not busy */
+	SOCK_SENDFILE_WAIT,   /* the socket is full or --limit-rate waits:
+			       * drive() runs when it may go on */
+	SOCK_SENDFILE_EOF,    /* the file ends before off: it shrank */
+	SOCK_SENDFILE_FAILED, /* the transport failed (the handler heard it) */
+};
+/* Moves up to len file bytes at off to the socket without a copy, by one
+ * sendfile(2) on the worker. Only for bytes in the page cache
+ * (file_resident): a sendfile that waits for the disk stalls every
+ * connection of the worker. A short send means the socket is full: the
+ * sock is busy until drive(). */
+enum sock_sendfile_result sock_sendfile(struct sock *s, int fd, uint64_t off, size_t len,
+					size_t *sent);
+/* Largest len for one sock_sendfile. */
+#define SOCK_SENDFILE_MAX (2u << 20)
+
+/* sock_input.c */
+void sock_rx_give_back_if_empty(struct sock *s);
+void sock_recv_done(struct ring_op *op, int res, uint32_t flags);
+
+/* sock_splice.c */
+void sock_post_splice(struct sock *s, struct ring_op *op, bool in);
+void sock_splice_in_done(struct ring_op *op, int res, uint32_t flags);
+void sock_splice_out_done(struct ring_op *op, int res, uint32_t flags);
+void sock_poll_done(struct ring_op *op, int res, uint32_t flags);
+void sock_pipe_ready(struct pipe_waiter *wt, struct pipe_lease *p);
+
+#endif

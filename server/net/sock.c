@@ -1,0 +1,854 @@
+#include "server/net/sock.h"
+
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ktls/ktls.h"
+#include "ktls/tls_seal.h"
+#include "ktls/tls.h"
+#include "proto/proxy_header.h"
+#include "server/core/bufpool.h"
+#include "server/core/log.h"
+#include "server/net/pace.h"
+#include "server/core/pipepool.h"
+#include "server/core/ring.h"
+#include "server/core/rxring.h"
+#include "server/net/sock-int.h"
+
+static void *pool_alloc(void *ctx, size_t want, size_t *cap)
+{
+	return bufpool_get(ctx, want, cap);
+}
+
+static void pool_free(void *ctx, void *buf, size_t cap)
+{
+	bufpool_put(ctx, buf, cap);
+}
+
+/* ---- completions ---- */
+
+static void send_done(struct ring_op *op, int res, uint32_t flags);
+static void ctrl_done(struct ring_op *op, int res, uint32_t flags);
+static void pace_done(struct ring_op *op, int res, uint32_t flags);
+
+struct sock *sock_new(const struct sock_env *env, int fd, const struct sock_tls *tls,
+		      const struct sock_handler *h, void *ctx)
+{
+	struct sock *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		goto sock_fail;
+	s->env = env;
+	s->h = h;
+	s->ctx = ctx;
+	s->fd = fd;
+	s->splice_fd = -1;
+	s->rx_bid = -1;
+	s->wire.fd = fd;
+	s->wire.tx_alloc = pool_alloc;
+	s->wire.tx_free = pool_free;
+	s->wire.alloc_ctx = env->bufs;
+	s->recv_op.complete = sock_recv_done;
+	s->send_op.complete = send_done;
+	s->ctrl_op.complete = ctrl_done;
+	s->splice_in_op.complete = sock_splice_in_done;
+	s->splice_out_op.complete = sock_splice_out_done;
+	s->poll_op.complete = sock_poll_done;
+	s->pace_op.complete = pace_done;
+	s->pipe_wait.ready = sock_pipe_ready;
+	if (tls) {
+		s->wire.ktls_allowed = tls->ktls;
+		s->wire.seal_allowed = tls->seal;
+		s->ssl = tls_conn_new(tls->srv, &s->wire);
+		if (!s->ssl)
+			goto sock_fail;
+		s->tls_srv = tls->srv;
+	}
+	return s;
+sock_fail:
+	free(s);
+	close(fd);
+	return NULL;
+}
+
+static void sock_free(struct sock *s)
+{
+	struct bufpool *bp = s->env->bufs;
+
+	free(s->holes);
+	if (s->pipe_waiting)
+		pipepool_cancel(s->env->pipes, &s->pipe_wait);
+	if (s->pipe) {
+		if (s->splice_len || s->splice_want)
+			pipepool_give_back_dirty(s->env->pipes, s->pipe);
+		else
+			pipepool_give_back(s->env->pipes, s->pipe);
+	}
+	if (s->ssl) {
+		SSL_free(s->ssl);
+		tls_server_put(s->tls_srv);
+	}
+	close(s->fd);
+	s->wire.tx_len = 0;
+	tls_wire_release_tx(&s->wire);
+	tls_wire_free_ctrl(&s->wire);
+	free(s->ctrl_rec);
+	sock_discard_input(s);
+	sock_rx_give_back_if_empty(s);
+	bufpool_put(bp, s->plain, s->plain_cap);
+	bufpool_put(bp, s->stage, s->stage_cap);
+	bufpool_put(bp, s->ct, s->ct_cap);
+	tls_sealer_free(s->wire.sealer);
+	free(s);
+}
+
+void sock_hold(struct sock *s)
+{
+	s->inflight++;
+}
+
+void sock_release(struct sock *s)
+{
+	if (--s->inflight == 0 && s->closing) {
+		s->h->released(s->ctx);
+		sock_free(s);
+	}
+}
+
+bool sock_closed(const struct sock *s)
+{
+	return s->closing;
+}
+
+void sock_abort(struct sock *s)
+{
+	struct io_uring *ring = s->env->ring;
+
+	if (s->closing)
+		return;
+	s->closing = true;
+	/* Wakes a recv or send waiting in the kernel; the cancels cover the
+	 * rest (a splice on an io-wq thread). */
+	shutdown(s->fd, SHUT_RDWR);
+	if (s->recv_posted)
+		ring_cancel(ring, &s->recv_op);
+	if (s->send_posted)
+		ring_cancel(ring, &s->send_op);
+	if (s->ctrl_posted)
+		ring_cancel(ring, &s->ctrl_op);
+	if (s->splice_posted) {
+		ring_cancel(ring, &s->splice_in_op);
+		ring_cancel(ring, &s->splice_out_op);
+		ring_cancel(ring, &s->poll_op);
+	}
+	if (s->pace_posted)
+		ring_cancel(ring, &s->pace_op);
+	if (s->pipe_waiting) {
+		pipepool_cancel(s->env->pipes, &s->pipe_wait);
+		s->pipe_waiting = false;
+		s->inflight--; /* the hold taken while waiting; ours follows */
+	}
+	/* Nothing in flight (the caller holds no reference either): free now. */
+	sock_hold(s);
+	sock_release(s);
+}
+
+/* An owner broke one of the transport's rules (sock.h): a debug build
+ * stops here, so that the tests see it; a release build says so once and
+ * fails the connection, so that nothing more of it leaves. */
+void sock_bug(struct sock *s, const char *what)
+{
+	log_msg(LOG_ERROR, "BUG: transport: %s; closing the connection", what);
+#ifdef KTLSD_DEBUG
+	abort();
+#endif
+	sock_fail(s, what);
+}
+
+/* Fails the connection from inside the transport: the owner hears why
+ * (its access log line, its state) and aborts. */
+void sock_fail(struct sock *s, const char *why)
+{
+	if (s->closing)
+		return;
+	sock_hold(s);
+	s->h->failed(s->ctx, why);
+	sock_abort(s); /* in case the owner did not */
+	sock_release(s);
+}
+
+/* ---- TLS ---- */
+
+bool sock_is_tls(const struct sock *s)
+{
+	return s->ssl != NULL;
+}
+
+bool sock_ktls_tx(const struct sock *s)
+{
+	return s->wire.ktls_tx && !s->wire.sealing;
+}
+
+bool sock_user_tls(const struct sock *s)
+{
+	return s->ssl && !s->wire.ktls_tx;
+}
+
+const char *sock_tls_version(const struct sock *s)
+{
+	return s->ssl ? tls_version_name(s->ssl) : "-";
+}
+
+const char *sock_tls_cipher(const struct sock *s)
+{
+	return s->ssl ? tls_cipher_name(s->ssl) : "-";
+}
+
+const char *sock_tls_servername(const struct sock *s)
+{
+	return s->ssl ? tls_servername(s->ssl) : NULL;
+}
+
+bool sock_alpn_is(const struct sock *s, const char *proto)
+{
+	const char *p;
+	unsigned len;
+
+	if (!s->ssl)
+		return false;
+	tls_alpn(s->ssl, &p, &len);
+	return p && len == strlen(proto) && memcmp(p, proto, len) == 0;
+}
+
+bool sock_rekey_needed(const struct sock *s)
+{
+	return s->ssl && tls_rekey_needed(s->ssl);
+}
+
+/* OpenSSL may write (tickets, alerts, the switch to kTLS): with user-space
+ * TLS only while nothing of tx is on its way, so that what it writes
+ * follows what is queued and tx does not move under a send. Under kTLS its
+ * writes are queued control records and never touch tx. */
+bool sock_openssl_may_run(const struct sock *s)
+{
+	return !s->send_posted && !s->ctrl_posted;
+}
+
+/* ---- pacing (--limit-rate) ---- */
+
+void sock_set_rate(struct sock *s, uint64_t rate, uint64_t after)
+{
+	pace_init(&s->pace, rate, after, *s->env->now_ms);
+}
+
+bool sock_throttled(const struct sock *s)
+{
+	return s->throttled;
+}
+
+/* How many of want bytes may go into the socket now. 0: none, and the
+ * timer is armed; pace_done moves the queue on when it fires (or the sock
+ * failed: the kernel's TLS key may seal no more). The one place where
+ * sends and splices are paced, so HTTP/1.1 and HTTP/2 (the whole
+ * connection) share one bucket. Unlimited: one branch. */
+size_t sock_pace_allow(struct sock *s, size_t want)
+{
+	if (ktls_tx_key_spent(&s->wire)) { /* the kernel's key: tls_limit.h */
+		sock_fail(s, "TLS key usage limit");
+		return 0;
+	}
+	if (!s->pace.rate)
+		return want;
+	size_t n = pace_grant(&s->pace, want, *s->env->now_ms);
+	if (n < want)
+		s->throttled = true;
+	if (n)
+		return n;
+	uint64_t ms = pace_wait_ms(&s->pace, want);
+	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
+	s->pace_ts.tv_sec = (long long)(ms / 1000);
+	s->pace_ts.tv_nsec = (long long)(ms % 1000) * 1000000;
+	io_uring_prep_timeout(sqe, &s->pace_ts, 0, 0);
+	ring_op_attach(sqe, &s->pace_op);
+	s->pace_posted = true;
+	s->inflight++;
+	return 0;
+}
+
+/* Whether OpenSSL left something to send that no protocol step will: its
+ * ciphertext in tx (user-space TLS), or control records with no plaintext
+ * of ours in front (kTLS; plaintext in tx may be an HTTP/2 batch waiting
+ * for its file reads, which must not leave early). */
+bool sock_openssl_output_waits(const struct sock *s)
+{
+	if (!s->wire.ktls_tx || s->wire.switch_pending)
+		return s->wire.tx_len > s->tx_sent;
+	return s->wire.ctrl && s->wire.ctrl->at == s->tx_sent && s->wire.tx_len == s->tx_sent;
+}
+
+enum sock_handshake sock_handshake(struct sock *s)
+{
+	if (!sock_openssl_may_run(s))
+		return SOCK_HS_AGAIN;
+	enum tls_status st = tls_handshake(s->ssl);
+	if (sock_openssl_output_waits(s))
+		sock_post_next_send(s);
+	if (st == TLS_FAILED) {
+		s->env->stats->handshakes[STAT_HS_FAILED]++;
+		return SOCK_HS_FAILED;
+	}
+	if (st == TLS_DONE) {
+		struct worker_stats *stats = s->env->stats;
+		if (sock_ktls_tx(s))
+			stats->ktls_tx++;
+		else
+			stats->ktls_off++;
+		stats->handshakes[SSL_session_reused(s->ssl) ? STAT_HS_RESUMED : STAT_HS_FULL]++;
+		return SOCK_HS_DONE;
+	}
+	return SOCK_HS_AGAIN;
+}
+
+void sock_close_notify(struct sock *s)
+{
+	if (s->ssl && SSL_is_init_finished(s->ssl) && sock_openssl_may_run(s))
+		tls_shutdown(s->ssl);
+}
+
+/* ---- PROXY protocol ---- */
+
+/* Raw bytes in wire.rx: no SSL object has read from it yet (the handshake
+ * starts after this), so the header is consumed where TLS would read and
+ * the ClientHello behind it stays where the BIO finds it. */
+enum sock_proxy sock_take_proxy_header(struct sock *s, struct proxy_header *out)
+{
+	struct tls_wire *wi = &s->wire;
+	size_t len = wi->rx_end - wi->rx_start;
+	int n = proxy_header_parse(wi->rx ? wi->rx + wi->rx_start : "", len, out);
+
+	if (n > 0) {
+		wi->rx_start += (size_t)n;
+		return SOCK_PROXY_DONE;
+	}
+	if (n == PROXY_HEADER_BAD)
+		return SOCK_PROXY_BAD;
+	if (s->peer_eof) {
+		out->why = len ? "the peer closed within the PROXY header"
+		               : "the peer closed before sending a PROXY header";
+		return SOCK_PROXY_BAD;
+	}
+	return SOCK_PROXY_AGAIN;
+}
+
+/* ---- output ---- */
+
+bool sock_busy(const struct sock *s)
+{
+	return s->send_posted || s->ctrl_posted || s->splice_posted || s->pipe_waiting ||
+	       s->pace_posted;
+}
+
+bool sock_tx_pending(const struct sock *s)
+{
+	return s->wire.tx_len > s->tx_sent || s->wire.ctrl || s->wire.switch_pending ||
+	       s->ct_len > s->ct_sent;
+}
+
+bool sock_drained(const struct sock *s)
+{
+	return !sock_busy(s) && !sock_tx_pending(s) && s->stage_len == 0 && s->splice_len == 0 &&
+	       s->splice_want == 0;
+}
+
+size_t sock_out_len(const struct sock *s)
+{
+	return sock_user_tls(s) ? s->stage_len : s->wire.tx_len - s->tx_sent;
+}
+
+char *sock_out_reserve(struct sock *s, size_t len, size_t *room)
+{
+	if (sock_user_tls(s)) {
+		if (!s->stage) {
+			s->stage = bufpool_get(s->env->bufs, STAGE_CAP, &s->stage_cap);
+			if (!s->stage)
+				return NULL;
+		}
+		if (s->stage_cap - s->stage_len < len)
+			return NULL;
+		*room = s->stage_cap - s->stage_len;
+		return s->stage + s->stage_len;
+	}
+	/* The send buffer itself: not while a send reads it (a send of
+	 * sealed records reads ct, not tx). */
+	if ((s->send_posted && !s->ct_posted) || tls_wire_reserve(&s->wire, len) < 0)
+		return NULL;
+	*room = s->wire.tx_cap - s->wire.tx_len;
+	return s->wire.tx + s->wire.tx_len;
+}
+
+void sock_out_commit(struct sock *s, size_t n)
+{
+	bool stage = sock_user_tls(s);
+
+	if (stage ? s->stage_fills : s->wire.tx_fills) {
+		sock_bug(s, "a commit of bytes a read may still be writing");
+		return;
+	}
+	if (stage)
+		s->stage_len += n;
+	else
+		s->wire.tx_len += n;
+}
+
+void sock_fill_begin(struct sock *s)
+{
+	if (sock_user_tls(s))
+		s->stage_fills++;
+	else
+		s->wire.tx_fills++;
+}
+
+void sock_fill_end(struct sock *s)
+{
+	unsigned *fills = sock_user_tls(s) ? &s->stage_fills : &s->wire.tx_fills;
+
+	if (*fills == 0) {
+		sock_bug(s, "a fill ended that never began");
+		return;
+	}
+	(*fills)--;
+}
+
+int sock_write(struct sock *s, const void *data, size_t len)
+{
+	if (s->send_posted || s->stage_fills || s->wire.tx_fills)
+		return -EBUSY;
+	if (sock_user_tls(s))
+		return tls_write(s->ssl, data, len) == TLS_DONE ? 0 : -EIO;
+	return tls_wire_append(&s->wire, data, len);
+}
+
+void sock_send(struct sock *s, int msg_flags)
+{
+	if (s->closing || s->send_posted || s->ctrl_posted || s->pace_posted)
+		return;
+	/* User-space TLS: seal the stage into tx once the previous chunk's
+	 * ciphertext has left, so the next file read fills the stage while
+	 * this one is sent. */
+	if (sock_user_tls(s) && s->stage_len > 0 && s->wire.tx_len == s->tx_sent) {
+		if (tls_write(s->ssl, s->stage, s->stage_len) != TLS_DONE) {
+			sock_fail(s, "TLS write failed");
+			return;
+		}
+		s->stage_len = 0;
+	}
+	s->send_flags = msg_flags;
+	sock_post_next_send(s);
+}
+
+/* The first queued control record, off the queue. */
+static struct tls_ctrl_record *ctrl_pop(struct tls_wire *wi)
+{
+	struct tls_ctrl_record *r = wi->ctrl;
+
+	wi->ctrl = r->next;
+	if (!wi->ctrl)
+		wi->ctrl_tail = NULL;
+	return r;
+}
+
+static void post_ctrl(struct sock *s)
+{
+	struct tls_ctrl_record *r = ctrl_pop(&s->wire);
+	struct cmsghdr *c;
+
+	s->ctrl_rec = r;
+	memset(&s->ctrl_msg, 0, sizeof(s->ctrl_msg));
+	memset(s->ctrl_cmsg, 0, sizeof(s->ctrl_cmsg));
+	s->ctrl_iov.iov_base = r->data;
+	s->ctrl_iov.iov_len = r->len;
+	s->ctrl_msg.msg_iov = &s->ctrl_iov;
+	s->ctrl_msg.msg_iovlen = 1;
+	s->ctrl_msg.msg_control = s->ctrl_cmsg;
+	s->ctrl_msg.msg_controllen = sizeof(s->ctrl_cmsg);
+	c = CMSG_FIRSTHDR(&s->ctrl_msg);
+	c->cmsg_level = KTLS_SOL_TLS;
+	c->cmsg_type = KTLS_SET_RECORD_TYPE;
+	c->cmsg_len = CMSG_LEN(1);
+	*CMSG_DATA(c) = r->type;
+	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
+	io_uring_prep_sendmsg(sqe, s->fd, &s->ctrl_msg, MSG_NOSIGNAL);
+	ring_op_attach(sqe, &s->ctrl_op);
+	s->ctrl_posted = true;
+	s->inflight++;
+	s->env->stats->send_ops++;
+}
+
+/* The iovecs for tx[tx_sent, end) with the holes' bytes in their places.
+ * false: no hole in that range (a plain send does). */
+static bool gather(struct sock *s, size_t end)
+{
+	struct tx_holes *th = s->holes;
+	size_t pos = s->tx_sent;
+	int n = 0;
+
+	for (unsigned i = 0; i < th->n && pos < end; i++) {
+		size_t at = th->h[i].at, hend = at + th->h[i].len;
+		if (hend <= pos)
+			continue;
+		if (at >= end)
+			break;
+		if (at > pos)
+			th->iov[n++] = (struct iovec){s->wire.tx + pos, at - pos};
+		size_t from = pos > at ? pos - at : 0;
+		size_t to = (hend < end ? hend : end) - at;
+		th->iov[n++] = (struct iovec){(char *)th->h[i].src + from, to - from};
+		pos = at + to;
+	}
+	if (n == 0)
+		return false;
+	if (pos < end)
+		th->iov[n++] = (struct iovec){s->wire.tx + pos, end - pos};
+	memset(&th->msg, 0, sizeof(th->msg));
+	th->msg.msg_iov = th->iov;
+	th->msg.msg_iovlen = (size_t)n;
+	return true;
+}
+
+bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len)
+{
+	struct tx_holes *th = s->holes;
+	size_t at = (size_t)(hole - s->wire.tx);
+
+	if (!th || th->n == SOCK_HOLES_MAX || at > s->wire.tx_cap || len > s->wire.tx_cap - at)
+		return false;
+	unsigned i = th->n;
+	while (i > 0 && th->h[i - 1].at > at) {
+		th->h[i] = th->h[i - 1];
+		i--;
+	}
+	th->h[i].at = at;
+	th->h[i].len = len;
+	th->h[i].src = src;
+	th->n++;
+	return true;
+}
+
+unsigned sock_out_map_room(struct sock *s)
+{
+	/* Only the kernel reads mapped pages: it fails a send with EFAULT
+	 * where a read of ours from a file that shrank would be SIGBUS. */
+	if ((s->ssl && !sock_ktls_tx(s)) ||
+	    (!s->holes && !(s->holes = calloc(1, sizeof(*s->holes)))))
+		return 0;
+	return SOCK_HOLES_MAX - s->holes->n;
+}
+
+/* All of tx is out (or sealed): start over at its beginning (control
+ * records queued behind it now stand at 0). Not while a read writes at
+ * tx + tx_len: what it writes is committed there, after it ends. */
+static bool tx_restart(struct sock *s)
+{
+	struct tls_wire *wi = &s->wire;
+
+	if (wi->tx_fills)
+		return false;
+	for (struct tls_ctrl_record *r = wi->ctrl; r; r = r->next)
+		r->at = 0;
+	wi->tx_len = s->tx_sent = 0;
+	if (s->holes)
+		s->holes->n = 0;
+	return true;
+}
+
+/* Room in ct for the records of len bytes of plaintext. */
+static bool ct_reserve(struct sock *s, size_t len)
+{
+	size_t want = tls_seal_room(len);
+
+	if (s->ct_cap >= want)
+		return true;
+	bufpool_put(s->env->bufs, s->ct, s->ct_cap);
+	s->ct = bufpool_get(s->env->bufs, want, &s->ct_cap);
+	if (!s->ct)
+		s->ct_cap = 0;
+	return s->ct != NULL;
+}
+
+/* Seals plaintext of record type into ct, which is empty. */
+static bool seal(struct sock *s, unsigned char type, const char *data, size_t len)
+{
+	struct iovec iov = {(void *)data, len};
+	long n;
+
+	if (!ct_reserve(s, len)) {
+		sock_fail(s, "out of memory");
+		return false;
+	}
+	n = tls_seal(s->wire.sealer, type, &iov, 1, len, s->ct);
+	if (n < 0) {
+		sock_fail(s, "TLS seal failed");
+		return false;
+	}
+	s->ct_len = (size_t)n;
+	s->ct_sent = 0;
+	return true;
+}
+
+static void post_ct_send(struct sock *s)
+{
+	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
+	int more = s->wire.tx_len > s->tx_sent || s->wire.ctrl ? MSG_MORE : s->send_flags;
+
+	io_uring_prep_send(sqe, s->fd, s->ct + s->ct_sent, s->ct_len - s->ct_sent,
+			   MSG_NOSIGNAL | more);
+	ring_op_attach(sqe, &s->send_op);
+	s->send_posted = true;
+	s->ct_posted = true;
+	s->inflight++;
+	s->env->stats->send_ops++;
+}
+
+/* Posts the next piece of the queue, in order: tx up to the kTLS switch,
+ * the switch, tx up to the next control record, the record, the rest.
+ * After a switch to ktlsd's sealer, each piece is sealed into ct first. */
+void sock_post_next_send(struct sock *s)
+{
+	struct tls_wire *wi = &s->wire;
+
+	if (s->closing || s->send_posted || s->ctrl_posted || s->pace_posted)
+		return;
+	for (;;) {
+		size_t end = wi->tx_len;
+		if (s->ct_sent < s->ct_len) {
+			post_ct_send(s);
+			return;
+		}
+		if (wi->switch_pending) {
+			if (s->tx_sent == wi->switch_at) {
+				if (ktls_switch_tx(wi) < 0) {
+					/* OpenSSL was told kTLS is on: no way back. */
+					log_msg(LOG_WARN, "%s: TX keys refused: %s",
+						wi->sealing ? "TLS sealer" : "kernel TLS",
+						strerror(wi->ktls_error));
+					sock_fail(s, "kTLS switch failed");
+					return;
+				}
+				continue;
+			}
+			end = wi->switch_at;
+		} else if (wi->ctrl) {
+			if (s->tx_sent == wi->ctrl->at) {
+				if (!wi->sealer) {
+					post_ctrl(s);
+					return;
+				}
+				struct tls_ctrl_record *r = ctrl_pop(wi);
+				bool ok = seal(s, r->type, r->data, r->len);
+				free(r);
+				if (!ok)
+					return;
+				continue;
+			}
+			end = wi->ctrl->at;
+		}
+		if (s->tx_sent < end && wi->sealer && !wi->switch_pending) {
+			size_t len = sock_pace_allow(s, end - s->tx_sent < SEAL_MAX ? end - s->tx_sent
+									: SEAL_MAX);
+			if (len == 0)
+				return;
+			if (!seal(s, 23, wi->tx + s->tx_sent, len))
+				return;
+			s->tx_sent += len;
+			if (s->tx_sent == wi->tx_len)
+				tx_restart(s);
+			continue;
+		}
+		if (s->tx_sent < end) {
+			int more = end == wi->tx_len ? s->send_flags : MSG_MORE;
+			size_t n = sock_pace_allow(s, end - s->tx_sent);
+			if (n == 0)
+				return;
+			if (n < end - s->tx_sent) {
+				/* Cut by the rate: the cut leaves now, not corked
+				 * until the next send a tenth of a second later. */
+				end = s->tx_sent + n;
+				more = 0;
+			}
+			struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
+			if (s->holes && gather(s, end))
+				io_uring_prep_sendmsg(sqe, s->fd, &s->holes->msg, MSG_NOSIGNAL | more);
+			else
+				io_uring_prep_send(sqe, s->fd, wi->tx + s->tx_sent, end - s->tx_sent,
+						   MSG_NOSIGNAL | more);
+			ring_op_attach(sqe, &s->send_op);
+			s->send_posted = true;
+			wi->tx_busy = true;
+			s->inflight++;
+			s->env->stats->send_ops++;
+			return;
+		}
+		if (s->tx_sent == wi->tx_len && wi->tx_len > 0 && tx_restart(s)) {
+			if (s->splice_len == 0)
+				s->throttled = false;
+			continue;
+		}
+		return;
+	}
+}
+
+/* After a send, a control record or a wait for tokens: posts what comes
+ * next, and lets the protocol move on when nothing is in flight, or only
+ * sealed records with tx empty (it may fill tx meanwhile: the next file
+ * read). */
+void sock_move_on(struct sock *s)
+{
+	sock_post_next_send(s);
+	if (!s->closing && !s->pace_posted &&
+	    ((!s->send_posted && !s->ctrl_posted) || (s->ct_posted && s->wire.tx_len == 0)))
+		s->h->drive(s->ctx);
+}
+
+void sock_account_sent(struct sock *s, enum stat_via via, int res)
+{
+	enum stat_tls tls = stats_tls_path(s->ssl != NULL, sock_ktls_tx(s));
+
+	s->bytes_sent += (uint64_t)res;
+	s->env->stats->bytes_out[via][tls] += (uint64_t)res;
+	if (res > 0)
+		ktls_account_tx(&s->wire, (size_t)res);
+	if (s->pace.rate && res > 0)
+		pace_spend(&s->pace, (size_t)res);
+	if (res > 0)
+		s->sent_ms = *s->env->now_ms;
+}
+
+static void send_done(struct ring_op *op, int res, uint32_t flags)
+{
+	struct sock *s = container_of(op, struct sock, send_op);
+
+	(void)flags;
+	s->send_posted = false;
+	s->wire.tx_busy = false;
+	if (s->closing)
+		goto out;
+	if (res == -EFAULT && s->holes) {
+		/* Mapped file pages (sock_out_map) past the end of a file that
+		 * shrank: told as a splice that found the file short. */
+		s->h->spliced(s->ctx, 0);
+		if (!s->closing)
+			sock_fail(s, "file shrank under a send from its pages");
+		goto out;
+	}
+	if (res < 0) {
+		sock_fail(s, res == -EPIPE || res == -ECONNRESET ? "client went away" : "send failed");
+		goto out;
+	}
+	if (s->ct_posted) {
+		s->ct_posted = false;
+		s->ct_sent += (size_t)res;
+		if (s->ct_sent == s->ct_len)
+			s->ct_len = s->ct_sent = 0;
+	} else {
+		s->tx_sent += (size_t)res;
+	}
+	sock_account_sent(s, STAT_VIA_SEND, res);
+	sock_move_on(s);
+out:
+	sock_release(s);
+}
+
+static void ctrl_done(struct ring_op *op, int res, uint32_t flags)
+{
+	struct sock *s = container_of(op, struct sock, ctrl_op);
+
+	(void)flags;
+	s->ctrl_posted = false;
+	free(s->ctrl_rec);
+	s->ctrl_rec = NULL;
+	if (s->closing)
+		goto out;
+	if (res < 0) {
+		sock_fail(s, res == -EPIPE || res == -ECONNRESET ? "client went away"
+							  : "control record send failed");
+		goto out;
+	}
+	sock_move_on(s);
+out:
+	sock_release(s);
+}
+
+void sock_shutdown_write(struct sock *s)
+{
+	shutdown(s->fd, SHUT_WR);
+}
+
+void sock_release_idle_buffers(struct sock *s)
+{
+	struct bufpool *bp = s->env->bufs;
+
+	sock_rx_give_back_if_empty(s);
+
+	if (s->stage_len == 0 && s->stage && !s->stage_fills) {
+		bufpool_put(bp, s->stage, s->stage_cap);
+		s->stage = NULL;
+		s->stage_cap = 0;
+	}
+	if (s->wire.tx_len == 0 && !s->send_posted && !s->wire.tx_fills && s->wire.tx) {
+		tls_wire_release_tx(&s->wire);
+		s->tx_sent = 0;
+		free(s->holes);
+		s->holes = NULL;
+	}
+	if (s->ct_len == 0 && !s->ct_posted) {
+		if (s->ct) {
+			bufpool_put(bp, s->ct, s->ct_cap);
+			s->ct = NULL;
+			s->ct_cap = 0;
+		}
+		tls_sealer_idle(s->wire.sealer);
+	}
+	if (s->plain_start == s->plain_end && s->plain) {
+		bufpool_put(bp, s->plain, s->plain_cap);
+		s->plain = NULL;
+		s->plain_start = s->plain_end = s->plain_cap = 0;
+	}
+}
+
+uint64_t sock_bytes_sent(const struct sock *s)
+{
+	return s->bytes_sent;
+}
+
+/* Waiting for --limit-rate's tokens is not the client being slow: the
+ * send timeout does not run meanwhile. */
+uint64_t sock_sent_ms(const struct sock *s)
+{
+	return s->pace_posted ? *s->env->now_ms : s->sent_ms;
+}
+
+/* The tokens a send or splice waited for are there (or the sock closed:
+ * the cancel). */
+static void pace_done(struct ring_op *op, int res, uint32_t flags)
+{
+	struct sock *s = container_of(op, struct sock, pace_op);
+
+	(void)res;
+	(void)flags;
+	s->pace_posted = false;
+	if (s->closing)
+		goto out;
+	if (s->splice_len > 0) {
+		sock_post_splice(s, &s->splice_out_op, false);
+		goto out;
+	}
+	sock_move_on(s);
+out:
+	sock_release(s);
+}

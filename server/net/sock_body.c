@@ -1,0 +1,184 @@
+/* The transport's side of a body: the protocols say which bytes (a chunk
+ * of a file, a batch of frames with file bytes in its holes), this file
+ * picks how they travel from the socket's TLS mode (sock.h's "bodies" and
+ * "batches"). The model is h2o's h2o_sendvec_t, a vector that knows how
+ * its bytes are produced, so that the protocol never does. */
+#include "server/net/sock-int.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+
+#include "server/core/access_log.h"
+#include "server/core/bufpool.h"
+#include "server/core/file_resident.h"
+#include "server/net/sock.h"
+
+/* How far sock_send_file asks ahead whether file bytes are cached: one
+ * question per 8 MiB. */
+#define FILE_RESIDENT_AHEAD (8u << 20)
+/* How far sock_batch_map asks at once: a send from a page that is not in
+ * memory would wait for the disk inside the ring's submit, stalling every
+ * connection of the worker; one look ahead covers the next batches (a
+ * question per batch was a third of the system calls of a download). */
+#define PAGES_RESIDENT_AHEAD (4u << 20)
+
+/* Zero copy only where it can win. On plain HTTP over loopback, copying
+ * beat zero copy on every measure here: a single 1 GiB download took
+ * 0.21-0.25 server CPU-s per GiB by copy, 0.30-0.37 by sendfile and
+ * 0.37-0.38 by the ring's splices; a bare sendfile loop without ktlsd
+ * loses the same way to a read+send loop (the kernel's page-fragment skbs
+ * cost the sender more than two copies on this VM). Under kTLS, zero copy
+ * spares two copies of every byte besides the encryption (the kernel
+ * encrypts from the page cache), which is what kTLS downloads are for.
+ * Under user-space TLS ktlsd or OpenSSL must see the bytes to seal them. */
+bool sock_body_zero_copy(const struct sock *s, enum config_tristate want, uint64_t size)
+{
+	if (want == CONFIG_OFF || !sock_can_splice(s))
+		return false;
+	if (want == CONFIG_ON)
+		return true;
+	return sock_ktls_tx(s) && size >= SOCK_ZERO_COPY_MIN;
+}
+
+/* A chunk is what one file read and one send move (STAGE_CAP): with
+ * user-space TLS the stage, sealed whole while the next chunk is read;
+ * otherwise the send buffer, which would grow with the file if it took
+ * more than a chunk ahead of the socket. */
+char *sock_body_room(struct sock *s, size_t *room)
+{
+	if (sock_user_tls(s))
+		return sock_out_reserve(s, 0, room);
+	if (sock_out_len(s) >= STAGE_CAP)
+		return NULL;
+	return sock_out_reserve(s, STAGE_CAP, room);
+}
+
+enum sock_file_result sock_send_file(struct sock *s, const struct sock_file *f, uint64_t off,
+				     size_t len, bool more, size_t *sent)
+{
+	*sent = 0;
+	if (len > SOCK_SENDFILE_MAX)
+		len = SOCK_SENDFILE_MAX;
+	if (!f->resident_to ||
+	    !file_resident_ahead(f->fd, f->resident_to, off, len, f->end, FILE_RESIDENT_AHEAD)) {
+		size_t n = len < PIPEPOOL_PIPE_SIZE ? len : PIPEPOOL_PIPE_SIZE;
+		sock_splice_file(s, f->fd, off, n, more || len > n);
+		return s->closing ? SOCK_FILE_FAILED : SOCK_FILE_QUEUED;
+	}
+	switch (sock_sendfile(s, f->fd, off, len, sent)) {
+	case SOCK_SENDFILE_SENT:
+		return SOCK_FILE_SENT;
+	case SOCK_SENDFILE_WAIT:
+		return SOCK_FILE_WAIT;
+	case SOCK_SENDFILE_EOF:
+		return SOCK_FILE_EOF;
+	case SOCK_SENDFILE_FAILED:
+		break;
+	}
+	return SOCK_FILE_FAILED;
+}
+
+/* ---- batches ---- */
+
+/* With user-space TLS the batch is the stage, sealed whole into tx when it
+ * leaves, so the next batch is filled while the last one's records are
+ * sent, and a batch that could not leave yet grows. Otherwise it is the
+ * send buffer's room (the kernel, or ktlsd's sealer, encrypts what is
+ * sent): a batch is opened only once the last one is all out, and one that
+ * has not left is not added to. */
+char *sock_batch_open(struct sock *s, size_t want, size_t *room)
+{
+	bool stage = sock_user_tls(s);
+	char *p;
+
+	if (s->batch_open) {
+		if (!stage)
+			return NULL;
+		*room = s->stage_cap - s->stage_len;
+		return s->stage + s->stage_len;
+	}
+	if (!stage && (sock_busy(s) || sock_tx_pending(s)))
+		return NULL;
+	if (stage && s->stage && s->stage_cap < want && s->stage_len == 0 && !s->stage_fills) {
+		/* Sized for a body's chunk: a batch wants the whole of want. */
+		bufpool_put(s->env->bufs, s->stage, s->stage_cap);
+		s->stage = NULL;
+		s->stage_cap = 0;
+	}
+	if (stage && !s->stage) {
+		size_t cap = want > STAGE_CAP ? want : STAGE_CAP;
+		s->stage = bufpool_get(s->env->bufs, cap, &s->stage_cap);
+		if (!s->stage)
+			return NULL;
+	}
+	p = sock_out_reserve(s, want, room);
+	if (!p)
+		return NULL;
+	sock_fill_begin(s);
+	s->batch_open = true;
+	return p;
+}
+
+void sock_batch_drop(struct sock *s)
+{
+	if (!s->batch_open)
+		return;
+	s->batch_open = false;
+	sock_fill_end(s);
+}
+
+int sock_batch_send(struct sock *s, size_t len)
+{
+	if (s->closing)
+		return -1;
+	if (!s->batch_open) {
+		sock_bug(s, "a batch sent that was never opened");
+		return -1;
+	}
+	/* With user-space TLS the last batch's records leave first: the stage
+	 * is sealed into tx only when tx is empty. */
+	if (sock_busy(s) || (sock_user_tls(s) && sock_tx_pending(s)))
+		return 0;
+	s->batch_open = false;
+	sock_fill_end(s);
+	sock_out_commit(s, len); /* refused while a read into it is open */
+	if (s->closing)
+		return -1;
+	sock_send(s, 0);
+	return s->closing ? -1 : 1;
+}
+
+bool sock_batch_map(struct sock *s, const struct sock_file *f, const void **map,
+		    uint64_t off, const struct iovec *holes, int n)
+{
+	/* No room under user-space TLS: its sealer must see the bytes. */
+	if (n <= 0 || !s->batch_open || sock_out_map_room(s) < (unsigned)n)
+		return false;
+	if (!*map) {
+		if (f->fd < 0 || f->end == 0)
+			return false;
+		void *m = mmap(NULL, f->end, PROT_READ, MAP_SHARED, f->fd, 0);
+		if (m == MAP_FAILED)
+			return false;
+		*map = m;
+	}
+	uint64_t len = 0;
+	for (int i = 0; i < n; i++)
+		len += holes[i].iov_len;
+	if (!f->resident_to ||
+	    !file_resident_ahead(f->fd, f->resident_to, off, len, f->end, PAGES_RESIDENT_AHEAD))
+		return false;
+	for (int i = 0; i < n; i++) {
+		sock_out_map(s, holes[i].iov_base, (const char *)*map + off, holes[i].iov_len);
+		off += holes[i].iov_len;
+	}
+	return true;
+}
+
+void sock_log_tls(const struct sock *s, struct access_record *rec)
+{
+	rec->tls_version = sock_tls_version(s);
+	rec->tls_cipher = sock_tls_cipher(s);
+	rec->ktls_tx = sock_ktls_tx(s);
+}
