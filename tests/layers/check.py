@@ -19,8 +19,9 @@ code is laid out"):
      (tests/unit/test_sock*.c) only.
   6. The transport includes no protocol handler (conn, h1_conn, h2_conn,
      body_send, h2_session) and nothing of the worker.
-  7. No worker API beyond the worker's types: only main.c and worker.c
-     include worker.h; everyone else sees at most worker-t.h.
+  7. No worker API beyond the worker's types: only the process (main.c
+     and the signal loop and reload split from it, signals.c, reload.c)
+     and worker.c include worker.h; everyone else sees at most worker-t.h.
   8. The worker's loop knows no connection: worker.c, worker.h and
      worker-t.h include no protocol handler, conn.h included (the loop
      calls struct worker_conn_ops, which main.c hands it).
@@ -166,9 +167,10 @@ def main():
          ["%s includes %s" % (f, inc) for f in server if TRANSPORT.match(f)
           for inc in inc_of[f] if name(inc) in PROTOCOL | {"worker", "worker-t"}])
 
-    rule("only main.c and worker.c include worker.h (others: the worker's types, worker-t.h)",
+    rule("only the process (main.c, signals.c, reload.c) and worker.c include worker.h"
+         " (others: the worker's types, worker-t.h)",
          ["%s includes %s" % (f, inc) for f in server
-          if f not in ("server/main.c", "server/worker.c")
+          if f not in ("server/main.c", "server/signals.c", "server/reload.c", "server/worker.c")
           for inc in inc_of[f] if name(inc) == "worker"])
 
     rule("the worker (worker.*, worker-t.h) includes no protocol handler, conn.h included",
