@@ -109,7 +109,18 @@ struct sock {
 
 	/* A batch (sock_batch_open) is open: its one fill holds the room. */
 	bool batch_open;
+
+	/* Kernel TLS: a poll that completes only when the connection hangs up
+	 * or fails (sock.c's watch_hangup says why a write cannot tell). */
+	struct ring_op hup_op;
+	bool hup_posted;
+	bool peer_fin;                /* the watch saw the peer's FIN: writes ask first */
+	bool shut_wr;                 /* sock_shutdown_write: our FIN is out */
 };
+
+/* Kernel TLS, after the peer's FIN: whether the connection has hung up
+ * since (then it is failed, and true). A write into it would succeed. */
+bool sock_ktls_hung_up(struct sock *s);
 
 /* Plaintext sealed at once: 16 records, one send. */
 #define SEAL_MAX (256 * 1024)

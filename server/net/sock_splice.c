@@ -35,6 +35,8 @@ void sock_post_splice(struct sock *s, struct ring_op *op, bool in)
 		io_uring_prep_splice(sqe, s->splice_fd, (int64_t)s->splice_off, s->pipe->fd[1], -1,
 				     (unsigned)n, 0);
 	} else {
+		if (sock_ktls_hung_up(s))
+			return;
 		size_t n = sock_pace_allow(s, s->splice_len);
 		if (n == 0)
 			return; /* pace_done splices on */
@@ -208,6 +210,8 @@ enum sock_sendfile_result sock_sendfile(struct sock *s, int fd, uint64_t off, si
 		return SOCK_SENDFILE_FAILED;
 	if (sock_busy(s) || len == 0)
 		return SOCK_SENDFILE_WAIT;
+	if (sock_ktls_hung_up(s))
+		return SOCK_SENDFILE_FAILED;
 	if (len > SOCK_SENDFILE_MAX)
 		len = SOCK_SENDFILE_MAX;
 	size_t n = sock_pace_allow(s, len);
