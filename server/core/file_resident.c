@@ -1,8 +1,10 @@
 #include "server/core/file_resident.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -27,8 +29,9 @@ struct cachestat {
 	uint64_t nr_recently_evicted;
 };
 
-/* cachestat was refused once: it will be again (every worker learns the
- * same answer, so a race only costs a second refusal). */
+/* cachestat was refused for a file it may be asked about: it will be
+ * again (every worker learns the same answer, so a race only costs a
+ * second refusal). */
 static atomic_bool no_cachestat;
 
 /* mincore reads one byte per page into a vector on the stack: probe at
@@ -78,39 +81,86 @@ static bool resident_by_mincore(int fd, uint64_t off, uint64_t len)
 	return true;
 }
 
-bool file_resident_ahead(int fd, uint64_t *known_to, uint64_t off, uint64_t len, uint64_t end,
-			 uint64_t ahead)
+/* The kernel says whether a file's pages are cached only to a process
+ * that could write the file: its owner, or one that write permission lets
+ * in (mm/mincore.c can_do_mincore, and cachestat's check since 6.5: a
+ * side channel otherwise). For any other file cachestat answers EPERM and
+ * mincore reports every page resident, which would send cold bytes by a
+ * sendfile on the worker, stalling it on the disk: a mirror's files
+ * belong to whoever syncs them, not to the user ktlsd serves as, and often
+ * sit on a read-only mount. Asked again per question (two system calls
+ * per look ahead of 4 MiB or per answer of "unknowable", which the caller
+ * keeps). */
+static bool may_ask(int fd)
 {
-	if (off + len <= *known_to)
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && st.st_uid == geteuid())
 		return true;
-	if (end - off < ahead)
-		ahead = end - off;
-	if (ahead > len && file_resident(fd, off, ahead)) {
-		*known_to = off + ahead;
-		return true;
-	}
-	if (file_resident(fd, off, len)) {
-		*known_to = off + len;
-		return true;
-	}
-	return false;
+	return faccessat(fd, "", W_OK, AT_EMPTY_PATH | AT_EACCESS) == 0;
 }
 
-bool file_resident(int fd, uint64_t off, uint64_t len)
+enum residency {
+	RESIDENT_NO,
+	RESIDENT_YES,
+	RESIDENT_UNKNOWABLE, /* the kernel will not say, for this file */
+};
+
+static enum residency residency(int fd, uint64_t off, uint64_t len)
 {
 	if (len == 0)
-		return true;
+		return RESIDENT_YES;
 	if (!atomic_load_explicit(&no_cachestat, memory_order_relaxed)) {
 		struct cachestat_range range = {.off = off, .len = len};
 		struct cachestat cs;
 		if (syscall(__NR_cachestat, (unsigned)fd, &range, &cs, 0u) == 0) {
 			uint64_t page = (uint64_t)page_size();
 			uint64_t pages = (off + len - 1) / page - off / page + 1;
-			return cs.nr_cache >= pages;
+			return cs.nr_cache >= pages ? RESIDENT_YES : RESIDENT_NO;
 		}
+		if (errno == EPERM && !may_ask(fd))
+			return RESIDENT_UNKNOWABLE;
 		if (errno != ENOSYS && errno != EPERM)
-			return false;
+			return RESIDENT_NO;
+		/* Not there, or a system call filter's refusal (ktlsd.service
+		 * under systemd 252) for a file it could ask about. */
 		atomic_store_explicit(&no_cachestat, true, memory_order_relaxed);
 	}
-	return resident_by_mincore(fd, off, len);
+	if (!may_ask(fd))
+		return RESIDENT_UNKNOWABLE;
+	return resident_by_mincore(fd, off, len) ? RESIDENT_YES : RESIDENT_NO;
+}
+
+bool file_resident_ahead(int fd, uint64_t *known_to, uint64_t off, uint64_t len, uint64_t end,
+			 uint64_t ahead)
+{
+	if (*known_to == FILE_RESIDENT_UNKNOWABLE)
+		return false;
+	if (off + len <= *known_to)
+		return true;
+	if (end - off < ahead)
+		ahead = end - off;
+	enum residency r = ahead > len ? residency(fd, off, ahead) : RESIDENT_NO;
+	if (r == RESIDENT_YES) {
+		*known_to = off + ahead;
+		return true;
+	}
+	if (r != RESIDENT_UNKNOWABLE)
+		r = residency(fd, off, len);
+	switch (r) {
+	case RESIDENT_YES:
+		*known_to = off + len;
+		return true;
+	case RESIDENT_UNKNOWABLE:
+		*known_to = FILE_RESIDENT_UNKNOWABLE;
+		return false;
+	case RESIDENT_NO:
+		break;
+	}
+	return false;
+}
+
+bool file_resident(int fd, uint64_t off, uint64_t len)
+{
+	return residency(fd, off, len) == RESIDENT_YES;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "server/core/file_resident.h"
@@ -98,6 +99,32 @@ START_TEST(test_past_the_end)
 }
 END_TEST
 
+/* A file the process could not write: the kernel will not say (cachestat
+ * refuses, mincore calls every page resident), so it is never taken for
+ * cached, evicted or not, and the look ahead remembers not to ask again.
+ * Run as nobody on a root-owned file opened read-only, as a --user server
+ * meets a mirror's files. */
+START_TEST(test_not_ours)
+{
+	ck_assert(evict());
+	ck_assert_int_eq(fchown(fd, 0, 0), 0);
+	ck_assert_int_eq(fchmod(fd, 0644), 0);
+	ck_assert_int_eq(setresgid(65534, 65534, 65534), 0);
+	ck_assert_int_eq(setresuid(65534, 65534, 65534), 0);
+	int ro = open(path, O_RDONLY);
+	ck_assert_int_ge(ro, 0);
+	ck_assert(!file_resident(ro, 0, SIZE));
+	uint64_t known = 0;
+	ck_assert(!file_resident_ahead(ro, &known, 0, 4096, SIZE, 4u << 20));
+	ck_assert(known == FILE_RESIDENT_UNKNOWABLE);
+	static char buf[1 << 20];
+	ck_assert_int_eq(pread(ro, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	ck_assert(!file_resident(ro, 0, 4096)); /* cached now, but not known to be */
+	ck_assert(!file_resident_ahead(ro, &known, 0, 4096, SIZE, 4u << 20));
+	close(ro);
+}
+END_TEST
+
 START_TEST(test_not_a_file)
 {
 	ck_assert(!file_resident(-1, 0, 4096));
@@ -118,6 +145,15 @@ static Suite *file_resident_suite(const char *name)
 		printf("SKIP %s: test_evicted_then_read: %s keeps its pages when asked to drop "
 		       "them (tmpfs?)\n",
 		       name, path);
+	/* Check runs each test in a child of its own: test_not_ours may drop
+	 * to nobody there. */
+	const char *fork_env = getenv("CK_FORK");
+	if (geteuid() == 0 && can_evict() && !(fork_env && !strcmp(fork_env, "no")))
+		tcase_add_test(tc, test_not_ours);
+	else
+		printf("SKIP %s: test_not_ours: needs root (to become nobody), a file system "
+		       "that drops pages, and a child per test\n",
+		       name);
 	tcase_add_test(tc, test_past_the_end);
 	tcase_add_test(tc, test_not_a_file);
 	suite_add_tcase(s, tc);
