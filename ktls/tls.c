@@ -354,6 +354,11 @@ static SSL_CTX *site_ctx_new(struct tls_server *srv, const struct tls_settings *
 		    SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1;
 	if (!s->session_tickets)
 		opts |= SSL_OP_NO_TICKET;
+	/* curl and wget (OpenSSL's order) ask for AES-256-GCM first, browsers
+	 * for AES-128-GCM: ours puts AES-128 first, which seals a large
+	 * download with a fraction less CPU on either end. */
+	if (s->prefer_server_ciphers)
+		opts |= SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_PRIORITIZE_CHACHA;
 #ifdef SSL_OP_ENABLE_KTLS
 	if (s->ktls)
 		opts |= SSL_OP_ENABLE_KTLS;

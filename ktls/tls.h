@@ -58,6 +58,7 @@ struct tls_settings {
 	const char *tls13_ciphersuites;
 	const char *tls12_ciphers;
 	bool session_tickets;
+	bool prefer_server_ciphers; /* our cipher order over the client's (ChaCha20 first stays) */
 	unsigned session_cache;       /* entries; 0 = no stateful cache */
 	unsigned ticket_rotate_s;
 	bool ktls;                    /* ask OpenSSL to switch to kernel TLS where it can */

@@ -90,6 +90,7 @@ struct config {
 	char *tls13_ciphersuites;        /* --tls13-ciphersuites (OpenSSL syntax) */
 	char *tls12_ciphers;             /* --tls12-ciphers (OpenSSL syntax) */
 	bool tls_session_tickets;        /* --tls-session-tickets on|off */
+	bool tls_prefer_server_ciphers;  /* --tls-prefer-server-ciphers on|off */
 	unsigned tls_session_cache;      /* --tls-session-cache N (entries per worker, 0 = off) */
 	unsigned tls_ticket_rotate_s;    /* --tls-ticket-rotate SECONDS */
 	enum config_tristate ktls;       /* --ktls auto|on|off */

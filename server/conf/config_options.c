@@ -82,6 +82,10 @@ const struct opt config_options[] = {
         "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
         "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305",
         "TLS 1.2 ciphers, in OpenSSL syntax."),
+    OPT("tls-prefer-server-ciphers", "on|off", T_BOOL, G_TLS, OFF(tls_prefer_server_ciphers), "on",
+        "Choose the cipher in the order of --tls13-ciphersuites and --tls12-ciphers, not the "
+        "client's (nginx's ssl_prefer_server_ciphers). A client that puts ChaCha20-Poly1305 "
+        "first (one without AES instructions) still gets it."),
     OPT("tls-session-tickets", "on|off", T_BOOL, G_TLS, OFF(tls_session_tickets), "on",
         "Offer stateless session resumption."),
     OPT("tls-session-cache", "N", T_UINT, G_TLS, OFF(tls_session_cache), "20000",

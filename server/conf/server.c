@@ -34,6 +34,7 @@ static void fill_tls_settings(struct server *srv)
 	t->tls13_ciphersuites = cfg->tls13_ciphersuites;
 	t->tls12_ciphers = cfg->tls12_ciphers;
 	t->session_tickets = cfg->tls_session_tickets;
+	t->prefer_server_ciphers = cfg->tls_prefer_server_ciphers;
 	t->session_cache = cfg->tls_session_cache;
 	t->ticket_rotate_s = cfg->tls_ticket_rotate_s;
 	t->rekey_records = cfg->tls_rekey_records;

@@ -28,7 +28,8 @@ cli --help
 expect_eq "--help exits 0" "$CLI_RC" 0
 missing=
 for flag in --root --listen --cert --key --workers --config --listen-plain --help --version \
-	--tls-protocols --tls13-ciphersuites --tls12-ciphers --tls-session-tickets \
+	--tls-protocols --tls13-ciphersuites --tls12-ciphers --tls-prefer-server-ciphers \
+	--tls-session-tickets \
 	--tls-session-cache --max-header-size --max-headers --max-uri --handshake-timeout \
 	--header-timeout --idle-timeout --send-timeout --shutdown-grace --dotfiles \
 	--mime-types --access-log --error-log --log-level --ktls --sendfile; do

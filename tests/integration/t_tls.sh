@@ -169,6 +169,25 @@ sclient -servername localhost -tls1_2 -cipher ECDHE-RSA-AES128-GCM-SHA256
 expect_refused "--tls12-ciphers: a client without it is refused"
 stop_ktlsd
 
+# Whose order picks the cipher. OpenSSL's own client (curl's, wget's) asks
+# for AES-256-GCM first; the server's lists put AES-128-GCM first, and by
+# default their order wins, except for a client that puts ChaCha20 first.
+start_ktlsd || return 0
+sclient -servername localhost -tls1_3
+expect_eq "cipher order: TLS 1.3, ours (AES-128-GCM over the client's AES-256-GCM)" \
+	"$NEGOTIATED" "New, TLSv1.3, TLS_AES_128_GCM_SHA256"
+sclient -servername localhost -tls1_2 -cipher ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256
+expect_eq "cipher order: TLS 1.2, ours" "$NEGOTIATED" "New, TLSv1.2, ECDHE-ECDSA-AES128-GCM-SHA256"
+sclient -servername localhost -tls1_3 -ciphersuites TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256
+expect_eq "cipher order: a client that puts ChaCha20 first gets it" \
+	"$NEGOTIATED" "New, TLSv1.3, TLS_CHACHA20_POLY1305_SHA256"
+stop_ktlsd
+start_ktlsd --tls-prefer-server-ciphers off || return 0
+sclient -servername localhost -tls1_3
+expect_eq "--tls-prefer-server-ciphers off: the client's order" \
+	"$NEGOTIATED" "New, TLSv1.3, TLS_AES_256_GCM_SHA384"
+stop_ktlsd
+
 # Session tickets across a fleet: keys from files (nginx's
 # ssl_session_ticket_key: 80 or 48 random bytes; the first encrypts, all
 # decrypt), so a session from one ktlsd resumes on another. Each server
