@@ -759,6 +759,7 @@ START_TEST(test_help)
 	                                           "tls-protocols",
 	                                           "tls13-ciphersuites",
 	                                           "tls12-ciphers",
+	                                           "tls-prefer-server-ciphers",
 	                                           "tls-session-tickets",
 	                                           "tls-session-cache",
 	                                           "tls-ticket-rotate",
