@@ -255,6 +255,16 @@ fetch() {
 	[ -f "$T/$name.b" ] || : >"$T/$name.b"
 }
 
+# evict FILE: drop FILE's pages from the page cache, written back first
+# (fadvise DONTNEED drops only clean pages). Another test downloading the
+# same file may bring it back: evict a copy of the test's own.
+evict() {
+	"$PY" -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.fdatasync(fd)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$1"
+}
+
 # hdr FILE NAME: the value of header NAME (case-insensitive) in the header
 # dump FILE, without the CR; the last one if repeated.
 hdr() {

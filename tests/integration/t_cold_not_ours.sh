@@ -27,13 +27,6 @@ chmod 644 "$pub/ec.key" "$pub/ec.pem" "$pub/root/big.bin"
 chown root:root "$pub/root/big.bin"
 want=$(cat "$FIX/big.sha256")
 
-evict() {
-	"$PY" -c 'import os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY)
-os.fdatasync(fd)
-os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$1"
-}
-
 plain_port=$(freeport)
 LAUNCH_WRAP=(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all --)
 if start_on_free_port --root "$pub/root" --cert "$pub/ec.pem" --key "$pub/ec.key" \

@@ -99,12 +99,6 @@ sendfile_path "--sendfile off" off 'body=copy( |$)' 'body=copy( |$)'
 # cached, takes sendfile. The file is a copy of this test's own: other test
 # files download the fixtures' big.bin at the same time, which would bring
 # it back into the page cache between the eviction and the download.
-evict() {
-	"$PY" -c 'import os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY)
-os.fdatasync(fd)
-os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$1"
-}
 plain_port=$(freeport)
 mkdir -p "$T/own"
 cp "$FIX/root/big.bin" "$T/own/big.bin"

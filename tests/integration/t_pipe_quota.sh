@@ -61,10 +61,7 @@ plain_port=$(freeport)
 LAUNCH_WRAP=(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all --)
 if start_on_free_port --root "$pub/root" --cert "$pub/ec.pem" --key "$pub/ec.key" \
 	--sendfile on --workers 1 --listen-plain "127.0.0.1:$plain_port"; then
-	"$PY" -c 'import os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY)
-os.fdatasync(fd)
-os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$pub/root/big.bin"
+	evict "$pub/root/big.bin"
 	# A small pipe moves 32 MiB in ~4,000 splices: give it time on a busy machine.
 	timeout 300 curl -s -o "$T/pq.b" "http://127.0.0.1:$plain_port/big.bin"
 	expect_eq "pipe quota: the evicted file arrives whole through a small pipe" \
