@@ -255,6 +255,29 @@ fetch() {
 	[ -f "$T/$name.b" ] || : >"$T/$name.b"
 }
 
+# nobody_site NAME: a folder a server running as nobody can read, on the
+# disk (so that evict works): root/big.bin (the fixtures'), ec.pem, ec.key,
+# all 0644; prints its path.
+nobody_site() {
+	local d
+	d=$(mktemp -d "/var/tmp/ktlsd-$1.XXXXXX") && chmod 755 "$d" && mkdir "$d/root" &&
+		cp "$FIX/root/big.bin" "$d/root/big.bin" && cp "$FIX/ec.pem" "$FIX/ec.key" "$d/" &&
+		chmod 644 "$d/ec.key" "$d/ec.pem" "$d/root/big.bin" && echo "$d"
+}
+
+# start_as_nobody DIR ARGS...: start_on_free_port ARGS... as nobody with no
+# capability, as systemd or --user would run it, serving DIR's root with
+# its certificate (nobody_site).
+start_as_nobody() {
+	local d=$1 rc
+	shift
+	LAUNCH_WRAP=(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all --)
+	start_on_free_port --root "$d/root" --cert "$d/ec.pem" --key "$d/ec.key" "$@"
+	rc=$?
+	LAUNCH_WRAP=()
+	return $rc
+}
+
 # evict FILE: drop FILE's pages from the page cache, written back first
 # (fadvise DONTNEED drops only clean pages). Another test downloading the
 # same file may bring it back: evict a copy of the test's own.

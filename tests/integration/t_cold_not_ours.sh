@@ -18,19 +18,15 @@ if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
 	return 0
 fi
 
-pub=$(mktemp -d /var/tmp/ktlsd-notours.XXXXXX)
-chmod 755 "$pub"
-mkdir "$pub/root"
-cp "$FIX/root/big.bin" "$pub/root/big.bin"
-cp "$FIX/ec.pem" "$FIX/ec.key" "$pub/"
-chmod 644 "$pub/ec.key" "$pub/ec.pem" "$pub/root/big.bin"
+pub=$(nobody_site notours) || {
+	fail "a file not ours: a folder to serve" "nobody_site failed"
+	return 0
+}
 chown root:root "$pub/root/big.bin"
 want=$(cat "$FIX/big.sha256")
 
 plain_port=$(freeport)
-LAUNCH_WRAP=(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all --)
-if start_on_free_port --root "$pub/root" --cert "$pub/ec.pem" --key "$pub/ec.key" \
-	--sendfile on --workers 1 --listen-plain "127.0.0.1:$plain_port"; then
+if start_as_nobody "$pub" --sendfile on --workers 1 --listen-plain "127.0.0.1:$plain_port"; then
 	evict "$pub/root/big.bin"
 	timeout 120 curl -s -o "$T/notours.b" "http://127.0.0.1:$plain_port/big.bin"
 	expect_eq "a file not ours: the evicted file arrives whole" "$(sha "$T/notours.b")" "$want"
@@ -49,5 +45,4 @@ if start_on_free_port --root "$pub/root" --cert "$pub/ec.pem" --key "$pub/ec.key
 		fail "a file not ours: the bodies went by the ring's splices" "$stats"
 	fi
 fi
-LAUNCH_WRAP=()
 rm -rf "$pub"

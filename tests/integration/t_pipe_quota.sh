@@ -23,15 +23,14 @@ if [ "${soft:-0}" -eq 0 ]; then
 	return 0
 fi
 
-pub=$(mktemp -d /tmp/ktlsd-pipeq.XXXXXX)
-chmod 755 "$pub"
-mkdir "$pub/root"
-cp "$FIX/root/big.bin" "$pub/root/big.bin"
-cp "$FIX/ec.pem" "$FIX/ec.key" "$pub/"
-chmod 644 "$pub/ec.key" "$pub/ec.pem" "$pub/root/big.bin"
-# nobody's own file: the kernel tells a process whether pages are cached
-# only for a file it could write (cachestat(2), mincore(2)); otherwise the
-# server takes them for cached and sends by sendfile, which needs no pipe.
+pub=$(nobody_site pipeq) || {
+	fail "pipe quota: a folder to serve" "nobody_site failed"
+	return 0
+}
+# nobody's own file, so that the splices come from the eviction, the case
+# this test is about: the kernel tells a process whether pages are cached
+# only for a file it could write, and any other file takes the splices
+# anyway (t_cold_not_ours).
 chown nobody "$pub/root/big.bin"
 want=$(cat "$FIX/big.sha256")
 
@@ -58,9 +57,7 @@ check "pipe quota: nobody's quota is taken ($(head -c 100 "$pub/hold.out") pipes
 	grep -qE '^[0-9]+$' "$pub/hold.out"
 
 plain_port=$(freeport)
-LAUNCH_WRAP=(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all --)
-if start_on_free_port --root "$pub/root" --cert "$pub/ec.pem" --key "$pub/ec.key" \
-	--sendfile on --workers 1 --listen-plain "127.0.0.1:$plain_port"; then
+if start_as_nobody "$pub" --sendfile on --workers 1 --listen-plain "127.0.0.1:$plain_port"; then
 	evict "$pub/root/big.bin"
 	# A small pipe moves 32 MiB in ~4,000 splices: give it time on a busy machine.
 	timeout 300 curl -s -o "$T/pq.b" "http://127.0.0.1:$plain_port/big.bin"
@@ -77,7 +74,6 @@ if start_on_free_port --root "$pub/root" --cert "$pub/ec.pem" --key "$pub/ec.key
 	fi
 	expect_file_lacks "pipe quota: no 'no pipe for splice'" "$KTLSD_LOG" "no pipe for splice"
 fi
-LAUNCH_WRAP=()
 exec {hold_fd}>&-
 wait "$holder" 2>/dev/null
 rm -rf "$pub"
