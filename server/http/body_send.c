@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "server/http/conn.h"
+#include "server/http/h1_conn-t.h"
 #include "server/core/log.h"
 #include "server/net/sock.h"
 #include "server/http/worker-t.h"
@@ -15,6 +16,13 @@
 #define MIN_READ (16 * 1024)
 /* Room kept in the send buffer for multipart framing on the splice path. */
 #define FRAME_ROOM 512
+
+/* The response being sent (c is an HTTP/1.1 connection's: h1_conn.c). */
+static struct response *resp(const struct conn *c)
+{
+	const struct h1_exchange *x = c->proto_state;
+	return x->resp;
+}
 
 /* Our own failure (no memory, a file that cannot be read). */
 static void fail(struct conn *c, const char *why)
@@ -27,7 +35,7 @@ static void truncated(struct conn *c);
 
 void body_send_start(struct conn *c, int fd, const void *mem)
 {
-	struct response *r = c->h1.resp;
+	struct response *r = resp(c);
 	const struct server *srv = c->srv;
 
 	r->file_fd = fd;
@@ -50,22 +58,22 @@ static void post_read(struct conn *c, char *dst, size_t len, uint64_t off)
 	struct io_uring_sqe *sqe = ring_sqe(&c->w->ring);
 
 	sock_fill_begin(c->sock);
-	io_uring_prep_read(sqe, c->h1.resp->file_fd, dst, (unsigned)len, off);
-	ring_op_attach(sqe, &c->h1.resp->read_op);
-	c->h1.resp->read_posted = true;
-	c->h1.resp->read_dst = off == 0 ? dst : NULL;
+	io_uring_prep_read(sqe, resp(c)->file_fd, dst, (unsigned)len, off);
+	ring_op_attach(sqe, &resp(c)->read_op);
+	resp(c)->read_posted = true;
+	resp(c)->read_dst = off == 0 ? dst : NULL;
 	sock_hold(c->sock);
 	c->w->stats.read_ops++;
 }
 
 static bool finished(const struct conn *c)
 {
-	return c->h1.resp->body.done && !c->h1.resp->read_posted && sock_drained(c->sock);
+	return resp(c)->body.done && !resp(c)->read_posted && sock_drained(c->sock);
 }
 
 static bool pump_copy(struct conn *c)
 {
-	struct response *r = c->h1.resp;
+	struct response *r = resp(c);
 	struct sock *s = c->sock;
 
 	for (;;) {
@@ -120,7 +128,7 @@ static bool pump_copy(struct conn *c)
  * ring's splices, which wait for the disk off the worker. */
 static bool pump_splice(struct conn *c)
 {
-	struct response *r = c->h1.resp;
+	struct response *r = resp(c);
 	struct sock *s = c->sock;
 
 	if (sock_busy(s))
@@ -171,7 +179,7 @@ static bool pump_splice(struct conn *c)
 
 bool body_send_pump(struct conn *c)
 {
-	if (c->h1.resp->path == BODY_PATH_SPLICE)
+	if (resp(c)->path == BODY_PATH_SPLICE)
 		return pump_splice(c);
 	return pump_copy(c);
 }
@@ -181,7 +189,7 @@ bool body_send_pump(struct conn *c)
  * foreign bytes. */
 static void truncated(struct conn *c)
 {
-	struct response *r = c->h1.resp;
+	struct response *r = resp(c);
 	if (!r->truncated)
 		log_msg(LOG_WARN, "\"%s\": file shrank during the response; closing",
 			r->request_line);
@@ -198,24 +206,24 @@ static void read_done(struct ring_op *op, int res, uint32_t flags)
 	struct sock *s = c->sock;
 
 	(void)flags;
-	c->h1.resp->read_posted = false;
+	resp(c)->read_posted = false;
 	sock_fill_end(s);
 	if (sock_closed(s)) {
 		sock_release(s);
 		return;
 	}
 	if (res < 0) {
-		log_msg(LOG_ERROR, "\"%s\": file read failed: %s", c->h1.resp->request_line,
+		log_msg(LOG_ERROR, "\"%s\": file read failed: %s", resp(c)->request_line,
 			strerror(-res));
 		fail(c, "file read failed");
 	} else {
 		if (res == 0)
 			truncated(c);
-		else if (c->h1.resp->read_dst)
-			filecache_learn(&c->w->files, c->h1.resp->file_fd, c->h1.resp->read_dst,
+		else if (resp(c)->read_dst)
+			filecache_learn(&c->w->files, resp(c)->file_fd, resp(c)->read_dst,
 					(size_t)res);
 		sock_out_commit(s, (size_t)res);
-		body_advance(&c->h1.resp->body, (uint64_t)res);
+		body_advance(&resp(c)->body, (uint64_t)res);
 		conn_drive(c); /* the exchange pumps, and finishes when all is out */
 	}
 	sock_release(s);
@@ -226,5 +234,5 @@ void body_send_spliced(struct conn *c, int res)
 	if (res == 0)
 		truncated(c);
 	else if (res > 0)
-		body_advance(&c->h1.resp->body, (uint64_t)res);
+		body_advance(&resp(c)->body, (uint64_t)res);
 }

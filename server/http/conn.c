@@ -122,12 +122,18 @@ static void apply_site_limits(struct conn *c)
 	}
 }
 
-/* The protocol takes over: HTTP/2 when ALPN chose it, else HTTP/1.1. */
+/* The protocol takes over: HTTP/2 when ALPN chose it, else HTTP/1.1. Its
+ * state is made first: a protocol never runs without it. */
 static void start_proto(struct conn *c)
 {
 	const struct server *srv = c->srv;
 
 	c->proto = sock_alpn_is(c->sock, "h2") ? srv->h2 : srv->h1;
+	c->proto_state = c->proto->create(c);
+	if (!c->proto_state) {
+		conn_abort(c, "out of memory for the protocol's state");
+		return;
+	}
 	c->state = CONN_PROTO;
 	apply_site_limits(c);
 	c->proto->start(c);
@@ -226,7 +232,7 @@ static void released(void *ctx)
 {
 	struct conn *c = ctx;
 
-	if (c->proto)
+	if (c->proto_state)
 		c->proto->release(c);
 	/* Every way a connection ends comes here, once. */
 	if (c->limit_counted)

@@ -1,8 +1,9 @@
-/* A client connection: the protocol state machine (handshake, read a
- * request head, send a response, HTTP/2, linger) and its deadlines, on top
- * of its transport (sock.h), which it owns. The HTTP/1.1 meaning of
- * requests and responses lives in h1_conn.c and body_send.c, HTTP/2 in
- * h2_conn.c; none of them touches the transport's fields. */
+/* A client connection: its states (PROXY header, handshake, a protocol,
+ * linger) and its deadlines, on top of its transport (sock.h), which it
+ * owns. The protocol that runs it (HTTP/1.1 in h1_conn.c and body_send.c,
+ * HTTP/2 in h2_conn.c) keeps its own state behind c->proto_state, which
+ * the connection code never looks into; none of them touches the
+ * transport's fields. */
 #ifndef KTLSD_SERVER_CONN_H
 #define KTLSD_SERVER_CONN_H
 
@@ -11,18 +12,15 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "proto/h1_parser.h"
 #include "proto/static_file.h"
 #include "server/core/access_log.h"
 #include "server/net/addr_limit.h"
-#include "server/http/h1_conn-t.h"
 #include "server/core/stats-t.h"
 
 struct conn;
 struct sock;
 struct worker;
 struct worker_conn_ops;
-struct h2_session;
 
 enum conn_state {
 	CONN_PROXY, /* waiting for the PROXY header (a proxy-protocol listener) */
@@ -37,6 +35,10 @@ enum conn_state {
  * HTTP/2's there), so the connection code includes no protocol and no
  * protocol file includes another in a circle. */
 struct conn_proto {
+	/* Makes the protocol's state for c (c->proto_state), or NULL: out of
+	 * memory, and the connection closes. Called once, when the protocol
+	 * is chosen; every other function below finds the state made. */
+	void *(*create)(struct conn *c);
 	/* The connection is the protocol's now (after the handshake, with ALPN
 	 * chosen; at accept for plain HTTP). */
 	void (*start)(struct conn *c);
@@ -70,8 +72,7 @@ struct conn {
 	struct sock *sock;           /* the transport: owned, opaque */
 	enum conn_state state;
 	const struct conn_proto *proto;
-	struct h1_exchange h1;       /* HTTP/1.1's state */
-	struct h2_session *h2;       /* HTTP/2's session */
+	void *proto_state;           /* the protocol's own (proto->create), opaque here */
 	bool close_after;            /* close once the current response is out */
 	bool notify_pending;         /* close_notify to queue once sends are done */
 	bool shut_wr;

@@ -1,6 +1,7 @@
 /* The types of an HTTP/1.1 exchange (h1_conn.h has its functions): the
  * parser, the response being sent and where its body comes from. Types
- * only, so struct conn can hold one without including the protocol. */
+ * only, shared by h1_conn.c and body_send.c; a connection holds its
+ * exchange behind c->proto_state, which conn.c never looks into. */
 #ifndef KTLSD_SERVER_H1_CONN_T_H
 #define KTLSD_SERVER_H1_CONN_T_H
 

@@ -15,6 +15,7 @@
 #include "server/http/body_send.h"
 #include "server/core/bufpool.h"
 #include "server/http/conn.h"
+#include "server/http/h1_conn-t.h"
 #include "server/core/filecache.h"
 #include "server/http/lister.h"
 #include "server/http/resolve.h"
@@ -24,6 +25,12 @@
 #include "server/http/worker-t.h"
 
 #define HEAD_MAX 2048
+
+/* The connection's HTTP/1.1 state (h1_create made it). */
+static struct h1_exchange *exchange(const struct conn *c)
+{
+	return c->proto_state;
+}
 
 static char *h1_out_reserve(struct conn *c, size_t need)
 {
@@ -35,7 +42,7 @@ static char *h1_out_reserve(struct conn *c, size_t need)
 /* The Connection field HTTP/1.1 needs, or NULL. */
 static const char *connection_value(const struct conn *c)
 {
-	const struct h1_request *req = &c->h1.parser->req;
+	const struct h1_request *req = &exchange(c)->parser->req;
 	if (c->close_after)
 		return "close";
 	if (req->version_major == 1 && req->version_minor == 0)
@@ -71,12 +78,13 @@ static size_t request_version(const struct h1_request *req, char *out)
  * lines; a long target is cut so the version always fits. */
 static void log_request_line(struct conn *c, const char *method)
 {
-	const struct h1_request *req = &c->h1.parser->req;
-	char *out = c->h1.resp->request_line;
+	struct h1_exchange *x = exchange(c);
+	const struct h1_request *req = &x->parser->req;
+	char *out = x->resp->request_line;
 	char version[16] = " ";
 	size_t vn = 1 + request_version(req, version + 1);
 
-	size_t room = sizeof(c->h1.resp->request_line) - vn;
+	size_t room = sizeof(x->resp->request_line) - vn;
 	size_t n = access_log_escape(out, room - 1, method, strlen(method));
 	out[n++] = ' ';
 	if (req->target.ptr)
@@ -94,14 +102,15 @@ static void log_request_line(struct conn *c, const char *method)
 static void respond_page(struct conn *c, int status, const char *location,
 			 const struct resp_extras *extras)
 {
+	struct h1_exchange *x = exchange(c);
 	char page[512];
 	size_t plen = status_page(status, page, sizeof(page));
-	bool head = c->h1.parser->req.method == H1_HEAD && c->h1.parser->error_status == 0;
+	bool head = x->parser->req.method == H1_HEAD && x->parser->error_status == 0;
 	size_t cap = HEAD_MAX + (location ? strlen(location) : 0) + (extras ? extras->h1_bytes : 0);
 	char *out = h1_out_reserve(c, cap + plen);
 	struct resp_head h;
 
-	c->h1.resp->status = status;
+	x->resp->status = status;
 	if (!out) {
 		conn_abort_as(c, ACCESS_END_ERROR, "no room for a response head");
 		return;
@@ -114,8 +123,8 @@ static void respond_page(struct conn *c, int status, const char *location,
 		conn_abort_as(c, ACCESS_END_ERROR, "response head too large");
 		return;
 	}
-	c->h1.resp->head_len = (uint64_t)len;
-	c->h1.resp->body_len = head ? 0 : plen;
+	x->resp->head_len = (uint64_t)len;
+	x->resp->body_len = head ? 0 : plen;
 	if (!head) {
 		memcpy(out + len, page, plen);
 		len += (ssize_t)plen;
@@ -125,7 +134,8 @@ static void respond_page(struct conn *c, int status, const char *location,
 
 static void respond_file(struct conn *c, const struct static_target *res)
 {
-	struct response *r = c->h1.resp;
+	struct h1_exchange *x = exchange(c);
+	struct response *r = x->resp;
 	struct static_response *sr = &r->sr;
 	struct static_request sreq;
 	int fd = res->fd;
@@ -133,7 +143,7 @@ static void respond_file(struct conn *c, const struct static_target *res)
 	char *out;
 
 	r->file = res->file;
-	h1_static_request(&c->h1.parser->req, &sreq);
+	h1_static_request(&x->parser->req, &sreq);
 	static_file_respond(&sreq, &r->file, c->w->boundary_seed++, sr);
 	r->status = sr->status;
 
@@ -173,9 +183,10 @@ static void respond_file(struct conn *c, const struct static_target *res)
  * listing is made afresh for each request (200, no ETag). */
 static void respond_listing(struct conn *c, struct lister_job *job)
 {
-	struct response *r = c->h1.resp;
+	struct h1_exchange *x = exchange(c);
+	struct response *r = x->resp;
 	const char *type = autoindex_content_type(job->format);
-	bool head = c->h1.parser->req.method == H1_HEAD;
+	bool head = x->parser->req.method == H1_HEAD;
 	struct resp_head h;
 	char *out;
 
@@ -214,7 +225,7 @@ static void listing_back(struct lister_job *job)
 	struct conn *c = job->owner;
 	struct sock *s = c->sock;
 
-	c->h1.resp->listing = NULL;
+	exchange(c)->resp->listing = NULL;
 	if (!sock_closed(s) && c->state == CONN_PROTO) {
 		if (job->status)
 			respond_page(c, job->status, NULL, NULL);
@@ -229,7 +240,8 @@ static void listing_back(struct lister_job *job)
 /* Hands the folder to the worker's listing thread; the response waits. */
 static void start_listing(struct conn *c, const struct static_target *res)
 {
-	const struct h1_request *req = &c->h1.parser->req;
+	struct h1_exchange *x = exchange(c);
+	const struct h1_request *req = &x->parser->req;
 	enum autoindex_format f =
 	    autoindex_negotiate(req->target.ptr, req->target.len, req->accept.ptr, req->accept.len);
 	struct lister_job *job = resolve_listing(res, f);
@@ -245,15 +257,15 @@ static void start_listing(struct conn *c, const struct static_target *res)
 		respond_page(c, rc == -EAGAIN ? 503 : 500, NULL, NULL);
 		return;
 	}
-	c->h1.resp->listing = job;
-	c->h1.resp->extras = res->extras;
-	c->h1.resp->status = 200; /* what the log says if the client goes first */
+	x->resp->listing = job;
+	x->resp->extras = res->extras;
+	x->resp->status = 200; /* what the log says if the client goes first */
 	sock_hold(c->sock);
 }
 
 static void on_request(struct conn *c)
 {
-	const struct h1_request *req = &c->h1.parser->req;
+	const struct h1_request *req = &exchange(c)->parser->req;
 	struct static_target resbuf, *res = &resbuf;
 
 	log_request_line(c, req->method_name);
@@ -301,14 +313,16 @@ static void on_request(struct conn *c)
 
 static void on_parse_error(struct conn *c, int status)
 {
-	const struct h1_request *req = &c->h1.parser->req;
+	const struct h1_exchange *x = exchange(c);
+	const struct h1_request *req = &x->parser->req;
+
 	log_request_line(c, req->method_name[0] ? req->method_name : "-");
 	if (status == 431)
 		c->w->stats.limits[STAT_LIMIT_HEADER]++;
 	else if (status == 414)
 		c->w->stats.limits[STAT_LIMIT_URI]++;
 	log_msg(LOG_DEBUG, "%s: bad request (%d): %s", c->peer_text, status,
-		c->h1.parser->error_reason ? c->h1.parser->error_reason : "?");
+		x->parser->error_reason ? x->parser->error_reason : "?");
 	c->close_after = true;
 	respond_page(c, status ? status : 400, NULL, NULL);
 }
@@ -322,8 +336,9 @@ static void on_response_done(struct conn *c, enum access_end end)
 {
 	static const char *const path_names[] = {
 	    [BODY_PATH_NONE] = "none", [BODY_PATH_COPY] = "copy", [BODY_PATH_SPLICE] = "splice"};
-	const struct h1_request *req = &c->h1.parser->req;
-	const struct response *r = c->h1.resp;
+	const struct h1_exchange *x = exchange(c);
+	const struct h1_request *req = &x->parser->req;
+	const struct response *r = x->resp;
 	char version[9];
 
 	stats_count_response(&c->w->stats, STAT_HTTP1, r->status);
@@ -378,7 +393,7 @@ struct h1_block {
 static bool parser_take(struct conn *c)
 {
 	const struct config *cfg = c->srv->cfg;
-	struct h1_exchange *x = &c->h1;
+	struct h1_exchange *x = exchange(c);
 	struct h1_limits lim = {
 		.max_header_bytes = cfg->max_header_bytes,
 		.max_headers = cfg->max_headers,
@@ -406,7 +421,7 @@ static bool parser_take(struct conn *c)
  * finished, or the connection released). */
 static void parser_give_back(struct conn *c)
 {
-	struct h1_exchange *x = &c->h1;
+	struct h1_exchange *x = exchange(c);
 
 	if (!x->parser)
 		return;
@@ -419,7 +434,7 @@ static void parser_give_back(struct conn *c)
 static void response_finish(struct conn *c)
 {
 	const struct config *cfg = c->srv->cfg;
-	struct h1_exchange *x = &c->h1;
+	struct h1_exchange *x = exchange(c);
 
 	on_response_done(c, x->resp->truncated ? ACCESS_END_TRUNCATED : ACCESS_END_COMPLETE);
 	if (x->resp->file_fd >= 0) {
@@ -451,7 +466,7 @@ static void response_finish(struct conn *c)
 /* Sends the body, and finishes the exchange once all is out. */
 static void respond(struct conn *c)
 {
-	if (c->h1.resp->listing)
+	if (exchange(c)->resp->listing)
 		return; /* listing_back drives us on */
 	if (body_send_pump(c) && c->state == CONN_PROTO)
 		response_finish(c);
@@ -459,7 +474,7 @@ static void respond(struct conn *c)
 
 static void start_response(struct conn *c)
 {
-	struct h1_exchange *x = &c->h1;
+	struct h1_exchange *x = exchange(c);
 
 	x->requests++;
 	x->phase = H1_RESPOND;
@@ -477,7 +492,7 @@ static void start_response(struct conn *c)
 static void read_head(struct conn *c)
 {
 	struct sock *s = c->sock;
-	struct h1_exchange *x = &c->h1;
+	struct h1_exchange *x = exchange(c);
 
 	for (;;) {
 		size_t avail, used = 0;
@@ -531,10 +546,18 @@ static void read_head(struct conn *c)
 
 /* ---- the protocol table (struct conn_proto) ---- */
 
+/* The exchange itself is small (the parser and the response are taken
+ * from the pool only while a request is read or answered). */
+static void *h1_create(struct conn *c)
+{
+	(void)c;
+	return calloc(1, sizeof(struct h1_exchange));
+}
+
 static void h1_start(struct conn *c)
 {
 	const struct config *cfg = c->srv->cfg;
-	struct h1_exchange *x = &c->h1;
+	struct h1_exchange *x = exchange(c);
 
 	x->phase = H1_READ_HEAD;
 	conn_set_deadline(c, cfg->header_timeout_ms);
@@ -544,7 +567,7 @@ static void h1_start(struct conn *c)
 
 static void h1_drive(struct conn *c)
 {
-	if (c->h1.phase == H1_RESPOND)
+	if (exchange(c)->phase == H1_RESPOND)
 		respond(c);
 	else if (!sock_busy(c->sock)) /* OpenSSL waits until what it wrote has left */
 		read_head(c);
@@ -557,15 +580,19 @@ static void h1_spliced(struct conn *c, int res)
 
 static void h1_aborted(struct conn *c)
 {
-	if (c->h1.phase == H1_RESPOND)
+	struct h1_exchange *x = exchange(c);
+
+	if (x->phase == H1_RESPOND)
 		on_response_done(c, c->abort_end);
-	if (c->h1.resp && c->h1.resp->listing)
-		lister_cancel(c->h1.resp->listing); /* it comes back, and is dropped */
+	if (x->resp && x->resp->listing)
+		lister_cancel(x->resp->listing); /* it comes back, and is dropped */
 }
 
 static void h1_shutdown(struct conn *c)
 {
-	if (c->h1.phase == H1_READ_HEAD && !c->h1.head_started)
+	struct h1_exchange *x = exchange(c);
+
+	if (x->phase == H1_READ_HEAD && !x->head_started)
 		conn_close_graceful(c);
 	else
 		c->close_after = true; /* after this response */
@@ -573,21 +600,24 @@ static void h1_shutdown(struct conn *c)
 
 static void h1_tick(struct conn *c)
 {
-	if (c->h1.phase == H1_RESPOND) {
+	struct h1_exchange *x = exchange(c);
+
+	if (x->phase == H1_RESPOND) {
 		/* The send timeout runs from the last byte the socket took. */
-		uint64_t sent = sock_sent_ms(c->sock), from = c->h1.resp->start_ms;
+		uint64_t sent = sock_sent_ms(c->sock), from = x->resp->start_ms;
 		c->deadline_ms = (sent > from ? sent : from) + c->srv->cfg->send_timeout_ms;
 	}
 }
 
 static void h1_timeout(struct conn *c)
 {
+	struct h1_exchange *x = exchange(c);
 	struct worker_stats *st = &c->w->stats;
 
-	if (c->h1.phase == H1_RESPOND) {
+	if (x->phase == H1_RESPOND) {
 		st->timeouts[STAT_TO_SEND]++;
 		conn_abort_as(c, ACCESS_END_TIMEOUT, "send timeout");
-	} else if (c->h1.head_started) {
+	} else if (x->head_started) {
 		st->timeouts[STAT_TO_HEADER]++;
 		conn_abort(c, "request header timeout");
 	} else {
@@ -598,19 +628,26 @@ static void h1_timeout(struct conn *c)
 
 static enum stat_conn h1_activity(const struct conn *c)
 {
-	if (c->h1.phase == H1_RESPOND)
+	const struct h1_exchange *x = exchange(c);
+
+	if (x->phase == H1_RESPOND)
 		return STAT_CONN_WRITING;
-	return c->h1.head_started ? STAT_CONN_READING : STAT_CONN_IDLE;
+	return x->head_started ? STAT_CONN_READING : STAT_CONN_IDLE;
 }
 
 static void h1_release(struct conn *c)
 {
-	if (c->h1.resp && c->h1.resp->file_fd >= 0)
-		filecache_release(&c->w->files, c->h1.resp->file_fd);
+	struct h1_exchange *x = exchange(c);
+
+	if (x->resp && x->resp->file_fd >= 0)
+		filecache_release(&c->w->files, x->resp->file_fd);
 	parser_give_back(c);
+	free(x);
+	c->proto_state = NULL;
 }
 
 const struct conn_proto h1_proto = {
+	.create = h1_create,
 	.start = h1_start,
 	.drive = h1_drive,
 	.spliced = h1_spliced,

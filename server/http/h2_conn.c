@@ -21,6 +21,12 @@
 
 static void h2_drive(struct conn *c);
 
+/* The connection's HTTP/2 session (h2_create made it). */
+static struct h2_session *session(const struct conn *c)
+{
+	return c->proto_state;
+}
+
 /* ---- the ring side of the session's pump (struct h2_io) ---- */
 
 /* The batch is the transport's (sock_batch_open): written by nghttp2 and
@@ -29,7 +35,7 @@ static void h2_drive(struct conn *c);
 static bool batch_open(void *ctx)
 {
 	struct conn *c = ctx;
-	struct h2_session *hs = c->h2;
+	struct h2_session *hs = session(c);
 	size_t room;
 	char *out = sock_batch_open(c->sock, c->w->srv->cfg->h2_buffer, &room);
 
@@ -46,7 +52,7 @@ static void batch_close(void *ctx)
 {
 	struct conn *c = ctx;
 
-	if (c->h2->out_len == 0)
+	if (session(c)->out_len == 0)
 		sock_batch_drop(c->sock);
 }
 
@@ -113,7 +119,7 @@ static int send_batch(void *ctx, size_t len, bool last)
 static int splice_payload(void *ctx, struct h2_stream *st)
 {
 	struct conn *c = ctx;
-	struct h2_session *hs = c->h2;
+	struct h2_session *hs = session(c);
 	struct sock *s = c->sock;
 
 	if (sock_busy(s))
@@ -165,7 +171,7 @@ static const struct h2_io ring_io = {
 
 static void h2_spliced(struct conn *c, int res)
 {
-	struct h2_session *hs = c->h2;
+	struct h2_session *hs = session(c);
 
 	if (res <= 0) {
 		/* The frame header promised bytes we cannot send. */
@@ -195,7 +201,7 @@ static void take_counters(struct conn *c)
 {
 	struct h2_counters k = {0};
 
-	h2_session_take_counters(c->h2, &k);
+	h2_session_take_counters(session(c), &k);
 	c->w->stats.body_copy += k.body_copy;
 	c->w->stats.limits[STAT_LIMIT_H2_HEADER_LIST] += k.header_list;
 	c->w->stats.truncated += k.truncated;
@@ -287,7 +293,7 @@ static void env_stream_done(void *ctx, const struct h2_stream_record *r)
 	    .duration_ms = r->duration_ms,
 	    .protocol = "HTTP/2",
 	    .body_path = !r->file_body  ? "none"
-			 : c->h2->sendfile ? "splice"
+			 : session(c)->sendfile ? "splice"
 			 : r->mapped	   ? "mmap"
 					   : "framed",
 	    .encoding = r->encoding,
@@ -370,7 +376,7 @@ static void env_list_cancel(void *ctx, void *job)
 	lister_cancel(job);
 }
 
-static void h2_start(struct conn *c)
+static void *h2_create(struct conn *c)
 {
 	const struct config *cfg = c->w->srv->cfg;
 	const struct h2_env env = {
@@ -397,13 +403,15 @@ static void h2_start(struct conn *c)
 	};
 	struct h2_session *hs;
 
-	if (h2_session_new(&hs, &env) < 0) {
-		conn_abort(c, "HTTP/2 session set-up failed");
-		return;
-	}
-	c->h2 = hs;
+	if (h2_session_new(&hs, &env) < 0)
+		return NULL;
 	hs->sendfile =
 	    cfg->h2_sendfile && sock_body_zero_copy(c->sock, CONFIG_ON, 0); /* wherever it can */
+	return hs;
+}
+
+static void h2_start(struct conn *c)
+{
 	h2_drive(c);
 }
 
@@ -411,7 +419,7 @@ static void h2_start(struct conn *c)
  * closing or waits for a send. */
 static bool take_input(struct conn *c)
 {
-	struct h2_session *hs = c->h2;
+	struct h2_session *hs = session(c);
 	struct sock *s = c->sock;
 
 	for (;;) {
@@ -450,7 +458,7 @@ static bool take_input(struct conn *c)
  * on its way to the socket. */
 static bool owes(const struct conn *c)
 {
-	const struct h2_session *hs = c->h2;
+	const struct h2_session *hs = session(c);
 	return !sock_drained(c->sock) || hs->reads_pending || hs->out_len || hs->sf ||
 	       h2_session_owes(hs);
 }
@@ -474,7 +482,7 @@ static void update_deadline(struct conn *c)
 				 .throttled = sock_throttled(c->sock),
 				 .sent_ms = sock_sent_ms(c->sock)};
 
-	h2_session_deadline(c->h2, &t, &out, &c->deadline_ms);
+	h2_session_deadline(session(c), &t, &out, &c->deadline_ms);
 }
 
 static void h2_timeout(struct conn *c)
@@ -486,7 +494,7 @@ static void h2_timeout(struct conn *c)
 	    [H2_TIMEOUT_LINGER] = STAT_TO_LINGER,
 	};
 	struct h2_timeouts t = timeouts(c);
-	enum h2_timeout which = h2_session_time_out(c->h2, &t, &c->deadline_ms);
+	enum h2_timeout which = h2_session_time_out(session(c), &t, &c->deadline_ms);
 
 	c->w->stats.timeouts[stat[which]]++;
 	if (which == H2_TIMEOUT_LINGER) {
@@ -498,7 +506,7 @@ static void h2_timeout(struct conn *c)
 
 static void h2_tick(struct conn *c)
 {
-	struct h2_session *hs = c->h2;
+	struct h2_session *hs = session(c);
 
 	if (owes(c)) {
 		/* A batch held back by --limit-rate leaves without a drive
@@ -519,7 +527,7 @@ static void h2_tick(struct conn *c)
 
 static void h2_drive(struct conn *c)
 {
-	struct h2_session *hs = c->h2;
+	struct h2_session *hs = session(c);
 	struct sock *s = c->sock;
 
 	if (!take_input(c))
@@ -564,7 +572,7 @@ static void h2_drive(struct conn *c)
 
 static void h2_shutdown(struct conn *c)
 {
-	if (!h2_session_goaway(c->h2))
+	if (!h2_session_goaway(session(c)))
 		return;
 	/* nghttp2 stops reading new streams after GOAWAY and wants neither
 	 * read nor write once the open ones are done: h2_drive then closes. */
@@ -574,7 +582,7 @@ static void h2_shutdown(struct conn *c)
 /* From what the last drive saw (update_deadline): no walk over streams. */
 static enum stat_conn h2_activity(const struct conn *c)
 {
-	switch (h2_session_waits(c->h2)) {
+	switch (h2_session_waits(session(c))) {
 	case H2_WAIT_SEND:
 		return STAT_CONN_WRITING;
 	case H2_WAIT_HEAD:
@@ -587,23 +595,20 @@ static enum stat_conn h2_activity(const struct conn *c)
 
 static void h2_release(struct conn *c)
 {
-	struct h2_session *hs = c->h2;
-	if (!hs)
-		return;
 	take_counters(c);
-	h2_session_free(hs);
-	c->h2 = NULL;
+	h2_session_free(session(c));
+	c->proto_state = NULL;
 }
 
 /* The streams still open are logged now, with why the connection ends
  * (the session may never be freed: SIGINT exits without it). */
 static void h2_aborted(struct conn *c)
 {
-	if (c->h2)
-		h2_session_cut(c->h2);
+	h2_session_cut(session(c));
 }
 
 const struct conn_proto h2_proto = {
+	.create = h2_create,
 	.start = h2_start,
 	.drive = h2_drive,
 	.spliced = h2_spliced,
