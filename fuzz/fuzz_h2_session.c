@@ -4,8 +4,10 @@
  * holes for file bytes), linked with nothing of server/: it gets its own
  * environment (a resolution beneath the root made here, as server/http/resolve.c
  * does it) and is driven by the session's own pump (h2_session_pump, as
- * server/http/h2_conn.c drives it), with the ring's operations done at once: a batch is sent when it is
- * complete, a stream's readv is a preadv on its file, a splice is a pread.
+ * server/http/h2_conn.c drives it, through the same functions of
+ * proto/h2_session.h: the session's insides are proto/'s), with the ring's
+ * operations done at once: a batch is sent when it is complete, a stream's
+ * readv is a preadv on its file, a splice is a pread.
  * After each drive the timeout policy (proto/h2_timeout.c) is asked for
  * the deadline, and now and then the deadline is taken as passed.
  *
@@ -218,11 +220,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 struct run {
 	struct h2_session *hs;
+	char *batch;               /* the one buffer every batch is filled in */
+	size_t cap;
+	size_t filled;             /* of it, as the last fill ended */
 	struct h2_stream **posted; /* readvs in flight */
 	size_t nposted, posted_cap;
-	bool dotfiles; /* --dotfiles on */
+	bool dotfiles;             /* --dotfiles on */
 	bool shrink;
-	bool closed; /* conn_abort or conn_close_graceful */
+	bool sendfile;             /* --h2-sendfile */
+	bool cut;                  /* a batch went as the last (a file came short) */
+	bool closed;               /* conn_abort or conn_close_graceful */
 	unsigned batches;
 	size_t bytes;
 	struct wire wire;
@@ -304,9 +311,9 @@ static void fz_event(void *ctx, enum h2_event ev, const struct h2_stream *s, int
 {
 	const struct run *r = ctx;
 
-	FZ_ASSERT(ev != H2_EV_FILE_CHANGED, "stream %d: file changed, none did", s->id);
+	FZ_ASSERT(ev != H2_EV_FILE_CHANGED, "stream %d: file changed, none did", h2_stream_id(s));
 	FZ_ASSERT(ev != H2_EV_FILE_SHORT || r->shrink, "stream %d: short read (%d), none due",
-	          s->id, err);
+	          h2_stream_id(s), err);
 }
 
 /* The defaults of --h2-max-streams and the others; flags bit 6 sets the
@@ -340,16 +347,20 @@ static bool spent(const struct run *r)
 }
 
 /* The batch is the one buffer of the run, always free between sends. */
-static bool fz_batch_open(void *ctx)
+static char *fz_batch_open(void *ctx, size_t *room)
 {
-	return true;
+	struct run *r = ctx;
+
+	*room = r->cap;
+	return r->batch;
 }
 
-static void fz_batch_close(void *ctx)
+static void fz_batch_close(void *ctx, size_t len)
 {
-	const struct run *r = ctx;
-	FZ_ASSERT(r->hs->out_len <= r->hs->out_cap, "batch of %zu in %zu", r->hs->out_len,
-	          r->hs->out_cap);
+	struct run *r = ctx;
+
+	FZ_ASSERT(len <= r->cap, "batch of %zu in %zu", len, r->cap);
+	r->filled = len;
 }
 
 /* The ring's readv, queued: complete_reads does it. */
@@ -357,9 +368,9 @@ static void fz_post_read(void *ctx, struct h2_stream *s)
 {
 	struct run *r = ctx;
 
-	FZ_ASSERT(!r->hs->sendfile, "holes with --h2-sendfile");
-	FZ_ASSERT(r->hs->reads_pending == r->nposted + 1, "reads posted while %zu are pending",
-	          r->nposted);
+	FZ_ASSERT(!r->sendfile, "holes with --h2-sendfile");
+	FZ_ASSERT(h2_session_reads_pending(r->hs) == r->nposted + 1,
+	          "reads posted while %zu are pending", r->nposted);
 	if (r->nposted == r->posted_cap) {
 		r->posted_cap = r->posted_cap ? 2 * r->posted_cap : 16;
 		r->posted = realloc(r->posted, r->posted_cap * sizeof(*r->posted));
@@ -373,30 +384,30 @@ static void fz_post_read(void *ctx, struct h2_stream *s)
 static int fz_send(void *ctx, size_t len, bool last)
 {
 	struct run *r = ctx;
-	struct h2_session *hs = r->hs;
 	struct wire *w = &r->wire;
 
 	if (spent(r))
 		return 0; /* a client that stopped reading */
-	FZ_ASSERT(len <= hs->out_len, "send of %zu from a batch of %zu", len, hs->out_len);
-	FZ_ASSERT(last == hs->cut && (!last || len == hs->cut_at), "cut at %zu, sent %zu%s",
-	          hs->cut_at, len, last ? " as the last" : "");
+	FZ_ASSERT(len <= r->filled, "send of %zu from a batch of %zu", len, r->filled);
+	FZ_ASSERT(!last || r->shrink, "batch cut at %zu, no file shrank", len);
 	w->batch++;
-	wire_feed(w, (const uint8_t *)hs->out, len);
+	wire_feed(w, (const uint8_t *)r->batch, len);
 	r->batches++;
 	r->bytes += len;
 	if (last) {
 		FZ_ASSERT(w->hd_have == 0, "batch cut at %zu inside a frame", len);
+		r->cut = true;
 		r->closed = true; /* sent, then conn_abort */
 		return 1;
 	}
+	const struct h2_splice sp = h2_session_splice(r->hs);
 	if (w->hd_have == FRAME_HEADER && w->type == NGHTTP2_DATA)
-		FZ_ASSERT(hs->sf && hs->sf->id == w->id && w->left == hs->sf_len,
+		FZ_ASSERT(sp.stream && h2_stream_id(sp.stream) == w->id && w->left == sp.len,
 		          "batch ends inside a DATA frame of stream %d (%u bytes to go)", w->id,
 		          w->left);
 	else
-		FZ_ASSERT(!hs->sf, "spliced frame of stream %d not at the end of its batch",
-		          hs->sf->id);
+		FZ_ASSERT(!sp.stream, "spliced frame of stream %d not at the end of its batch",
+		          h2_stream_id(sp.stream));
 	return 1;
 }
 
@@ -406,23 +417,24 @@ static int fz_splice(void *ctx, struct h2_stream *s)
 {
 	static uint8_t pipe_buf[65536];
 	struct run *r = ctx;
-	struct h2_session *hs = r->hs;
+	struct h2_splice sp = h2_session_splice(r->hs);
 
-	FZ_ASSERT(s == hs->sf && s->file_fd >= 0, "splice of stream %d", s->id);
-	while (hs->sf_len > 0) {
-		size_t n = hs->sf_len < sizeof(pipe_buf) ? hs->sf_len : sizeof(pipe_buf);
-		if (r->shrink && hs->sf_off + n > SHRINK_AT)
-			n = hs->sf_off < SHRINK_AT ? SHRINK_AT - hs->sf_off : 0;
-		ssize_t got = n ? pread(s->file_fd, pipe_buf, n, (off_t)hs->sf_off) : 0;
-		FZ_ASSERT(got >= 0, "splice from stream %d's file: %s", s->id, strerror(errno));
+	FZ_ASSERT(sp.stream == s && sp.fd >= 0, "splice of stream %d", h2_stream_id(s));
+	while (sp.len > 0) {
+		size_t n = sp.len < sizeof(pipe_buf) ? sp.len : sizeof(pipe_buf);
+		if (r->shrink && sp.off + n > SHRINK_AT)
+			n = sp.off < SHRINK_AT ? SHRINK_AT - sp.off : 0;
+		ssize_t got = n ? pread(sp.fd, pipe_buf, n, (off_t)sp.off) : 0;
+		FZ_ASSERT(got >= 0, "splice from stream %d's file: %s", h2_stream_id(s),
+		          strerror(errno));
 		if (got == 0) {
 			r->closed = true; /* "file shrank under an HTTP/2 response" */
 			return -1;
 		}
 		wire_feed(&r->wire, pipe_buf, (size_t)got);
 		r->bytes += (size_t)got;
-		hs->sf_off += (uint64_t)got;
-		hs->sf_len -= (size_t)got;
+		h2_session_spliced(r->hs, (size_t)got);
+		sp = h2_session_splice(r->hs);
 	}
 	return 1;
 }
@@ -438,31 +450,31 @@ static const struct h2_io fz_io = {
 /* The readv of s, as the ring would do it. */
 static int stream_readv(struct run *r, struct h2_stream *s)
 {
-	struct h2_session *hs = r->hs;
+	const struct h2_readv rv = h2_stream_readv(s);
+	int32_t id = h2_stream_id(s);
 	struct iovec iov[MAX_IOV];
 	size_t total = 0, room = SIZE_MAX;
 	int n = 0;
 
-	FZ_ASSERT(s->file_fd >= 0 && s->niov > 0 && s->niov <= MAX_IOV,
-	          "stream %d: readv of %d holes on fd %d", s->id, s->niov, s->file_fd);
+	FZ_ASSERT(rv.fd >= 0 && rv.niov > 0 && rv.niov <= MAX_IOV,
+	          "stream %d: readv of %d holes on fd %d", id, rv.niov, rv.fd);
 	if (r->shrink)
-		room = s->read_off < SHRINK_AT ? SHRINK_AT - s->read_off : 0;
-	for (int i = 0; i < s->niov; i++) {
-		const char *b = s->iov[i].iov_base;
-		FZ_ASSERT(b >= hs->out + FRAME_HEADER &&
-		              b + s->iov[i].iov_len <= hs->out + hs->out_len,
-		          "stream %d: hole %d outside the batch", s->id, i);
-		total += s->iov[i].iov_len;
+		room = rv.off < SHRINK_AT ? SHRINK_AT - rv.off : 0;
+	for (int i = 0; i < rv.niov; i++) {
+		const char *b = rv.iov[i].iov_base;
+		FZ_ASSERT(b >= r->batch + FRAME_HEADER &&
+		              b + rv.iov[i].iov_len <= r->batch + r->filled,
+		          "stream %d: hole %d outside the batch", id, i);
+		total += rv.iov[i].iov_len;
 		if (room > 0) {
-			iov[n] = s->iov[i];
+			iov[n] = rv.iov[i];
 			if (iov[n].iov_len > room)
 				iov[n].iov_len = room;
 			room -= iov[n++].iov_len;
 		}
 	}
-	FZ_ASSERT(total == s->read_len, "stream %d: holes of %zu for a read of %zu", s->id, total,
-	          s->read_len);
-	ssize_t got = n ? preadv(s->file_fd, iov, n, (off_t)s->read_off) : 0;
+	FZ_ASSERT(total == rv.len, "stream %d: holes of %zu for a read of %zu", id, total, rv.len);
+	ssize_t got = n ? preadv(rv.fd, iov, n, (off_t)rv.off) : 0;
 	return got < 0 ? -errno : (int)got;
 }
 
@@ -474,11 +486,13 @@ static void complete_reads(struct run *r)
 	r->nposted = 0;
 	for (size_t i = 0; i < n; i++)
 		h2_session_read_done(r->posted[i], stream_readv(r, r->posted[i]));
-	FZ_ASSERT(r->hs->reads_pending == 0, "%u reads still pending", r->hs->reads_pending);
+	FZ_ASSERT(h2_session_reads_pending(r->hs) == 0, "%u reads still pending",
+	          h2_session_reads_pending(r->hs));
 }
 
 /* h2_drive's output side: the pump, then the close of a session with
- * nothing more to do. */
+ * nothing more to do (the socket here is always drained, the peer never
+ * gone). */
 static void drive(struct run *r)
 {
 	struct h2_session *hs = r->hs;
@@ -487,8 +501,7 @@ static void drive(struct run *r)
 		r->closed = true; /* "HTTP/2 send failed" */
 		return;
 	}
-	if (!r->closed && hs->reads_pending == 0 && !nghttp2_session_want_read(hs->ng) &&
-	    !nghttp2_session_want_write(hs->ng))
+	if (!r->closed && h2_session_finished(hs, false))
 		r->closed = true; /* conn_close_graceful */
 }
 
@@ -504,9 +517,8 @@ static const struct h2_timeouts fz_timeouts = {.send_ms = 30000, .idle_ms = 6000
 static void check_timeouts(struct run *r, uint64_t rng)
 {
 	struct h2_session *hs = r->hs;
-	struct h2_sending out = {.owes = hs->reads_pending || hs->out_len || hs->sf ||
-					 h2_session_owes(hs),
-				 .sent_ms = now_ms};
+	struct h2_sending out = {.owes = h2_session_owes(hs), .sent_ms = now_ms};
+	bool head = h2_session_reading_head(hs);
 	uint64_t d = 0;
 
 	if (!h2_session_deadline(hs, &fz_timeouts, &out, &d)) {
@@ -515,13 +527,13 @@ static void check_timeouts(struct run *r, uint64_t rng)
 		r->closed = true; /* conn_abort_as(ACCESS_END_TIMEOUT) */
 		return;
 	}
-	uint64_t want = hs->header_block_ms ? fz_timeouts.header_ms
-			: out.owes	    ? fz_timeouts.send_ms
-					    : fz_timeouts.idle_ms;
+	uint64_t want = head       ? fz_timeouts.header_ms
+	                : out.owes ? fz_timeouts.send_ms
+	                           : fz_timeouts.idle_ms;
 	FZ_ASSERT(d == now_ms + want, "deadline %llu ms ahead, want %llu",
 		  (unsigned long long)(d - now_ms), (unsigned long long)want);
 	enum h2_wait w = h2_session_waits(hs);
-	FZ_ASSERT(w == (out.owes ? H2_WAIT_SEND : hs->header_block_ms ? H2_WAIT_HEAD : H2_WAIT_IDLE),
+	FZ_ASSERT(w == (out.owes ? H2_WAIT_SEND : head ? H2_WAIT_HEAD : H2_WAIT_IDLE),
 		  "waits for %d", (int)w);
 	if (((rng >> 37) & 31) != 0)
 		return;
@@ -529,7 +541,7 @@ static void check_timeouts(struct run *r, uint64_t rng)
 	FZ_ASSERT(which == (out.owes ? H2_TIMEOUT_SEND : H2_TIMEOUT_IDLE), "timed out by %d",
 		  (int)which);
 	FZ_ASSERT(d == now_ms + H2_LINGER_MS, "no linger after the timeout");
-	FZ_ASSERT(hs->stopping, "a timeout without GOAWAY");
+	FZ_ASSERT(!h2_session_goaway(hs), "a timeout without GOAWAY"); /* false: queued already */
 }
 
 /* Input, one heap copy per piece, so a pointer kept into a receive buffer
@@ -597,20 +609,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	boundary_seed = rng;
 	r.dotfiles = flags & 32;
 	r.shrink = flags & 2;
+	r.sendfile = flags & 16;
+	r.cap = (flags & 1) ? 32768 : (flags & 128) ? 4194304 : 262144;
+	r.batch = malloc(r.cap);
+	if (!r.batch)
+		abort();
 	env.limits = (flags & 64) ? smallest_limits : default_limits;
+	env.sendfile = r.sendfile;
 	env.ctx = &r;
 	fds = count_fds();
 	if (h2_session_new(&hs, &env) < 0 || nghttp2_hd_inflate_new(&r.wire.inf) != 0)
 		abort();
 	r.hs = hs;
-	hs->out_cap = (flags & 1) ? 32768 : (flags & 128) ? 4194304 : 262144;
-	hs->out = malloc(hs->out_cap);
-	if (!hs->out)
-		abort();
-	hs->sendfile = flags & 16;
 
-	while (!r.closed && !spent(&r) && (pos < len || hs->reads_pending > 0)) {
-		if (pos < len && (hs->reads_pending == 0 || (flags & 8))) {
+	while (!r.closed && !spent(&r) && (pos < len || h2_session_reads_pending(hs) > 0)) {
+		if (pos < len && (h2_session_reads_pending(hs) == 0 || (flags & 8))) {
 			size_t n = piece_size(&rng, len - pos);
 			if (!take_input(&r, in + pos, n)) {
 				r.closed = true;
@@ -620,7 +633,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (flags & 4)
 				h2_session_goaway(hs); /* h2_shutdown */
 		}
-		if (hs->reads_pending > 0)
+		if (h2_session_reads_pending(hs) > 0)
 			complete_reads(&r);
 		drive(&r);
 		if (!r.closed)
@@ -628,17 +641,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* What is still queued goes out, as far as the windows let it. */
 	for (int i = 0;
-	     i < 4 * MAX_BATCHES && !r.closed && !spent(&r) && nghttp2_session_want_write(hs->ng);
-	     i++) {
+	     i < 4 * MAX_BATCHES && !r.closed && !spent(&r) && h2_session_wants_write(hs); i++) {
 		unsigned before = r.batches;
-		if (hs->reads_pending > 0)
+		if (h2_session_reads_pending(hs) > 0)
 			complete_reads(&r);
 		drive(&r);
-		if (r.batches == before && hs->reads_pending == 0)
+		if (r.batches == before && h2_session_reads_pending(hs) == 0)
 			break; /* blocked on flow control */
 	}
 	/* The conn is freed only when nothing of it is in flight. */
-	if (hs->reads_pending > 0)
+	if (h2_session_reads_pending(hs) > 0)
 		complete_reads(&r);
 	if (trace) {
 		for (size_t i = 0; i < r.wire.nresps; i++) {
@@ -647,13 +659,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			        p->status, (unsigned long long)p->got, (unsigned long long)p->clen,
 			        p->check ? ", checked" : "", p->ended ? ", ended" : "");
 		}
-		fprintf(stderr, "%u batches, %s%s\n", r.batches, hs->cut ? "cut, " : "",
+		fprintf(stderr, "%u batches, %s%s\n", r.batches, r.cut ? "cut, " : "",
 		        r.closed ? "closed" : "open");
 	}
-	/* h2_conn_free */
-	free(hs->out);
-	hs->out = NULL;
+	/* h2_release; the batch is the transport's */
 	h2_session_free(hs);
+	free(r.batch);
 	FZ_ASSERT(count_fds() == fds, "%d file descriptors before the session, %d after", fds,
 	          count_fds());
 	nghttp2_hd_inflate_del(r.wire.inf);

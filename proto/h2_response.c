@@ -131,9 +131,11 @@ static int start_listing(struct h2_session *hs, struct h2_stream *s,
 	s->extras = res->extras;
 	enum autoindex_format f = autoindex_negotiate(h2_field_value(s, &s->path), s->path.len,
 						      h2_field_value(s, &s->accept), s->accept.len);
-	int status = hs->env.list_dir(hs->env.ctx, s, res, f);
+	void *job = NULL;
+	int status = hs->env.list_dir(hs->env.ctx, s, res, f, &job);
 	if (status)
 		return respond_page(hs, s, status, head, NULL);
+	s->listing = job;
 	/* The status the log gives it if it ends before the listing is
 	 * back; with it the session owes the client a response meanwhile
 	 * (h2_session_owes: the send timeout, not the idle one, runs). */
@@ -272,6 +274,7 @@ void h2_stream_done(struct h2_stream *s, uint32_t error, bool cut)
 	    .file_body = s->file.size || s->rel || s->file_fd >= 0,
 	    .encoding = s->file.content_encoding,
 	    .mapped = s->sent_mapped,
+	    .sendfile = hs->sendfile,
 	    .truncated = s->truncated,
 	    .reset = error != 0,
 	    .reset_ours = s->reset_ours,

@@ -198,7 +198,8 @@ static int stream_close_cb(nghttp2_session *ng, int32_t id, uint32_t error, void
 	return 0;
 }
 
-bool h2_session_owes(const struct h2_session *hs)
+/* Streams whose response is not yet all handed to a batch. */
+static bool streams_owe(const struct h2_session *hs)
 {
 	for (const struct h2_stream *s = hs->streams; s; s = s->next)
 		if (s->status && !s->closed &&
@@ -220,6 +221,7 @@ int h2_session_new(struct h2_session **out, const struct h2_env *env)
 	if (!hs || nghttp2_session_callbacks_new(&cb) != 0 || nghttp2_option_new(&opt) != 0)
 		goto out;
 	hs->env = *env;
+	hs->sendfile = env->sendfile;
 	hs->scan.skip = NGHTTP2_CLIENT_MAGIC_LEN;
 	hs->idle_since_ms = h2_now(hs);
 	hs->reset_tokens = lim->reset_rate * 10;
@@ -290,13 +292,26 @@ void h2_session_take_counters(struct h2_session *hs, struct h2_counters *out)
 
 /* ---- the pump ---- */
 
+/* The glue's batch to fill (h2_io.batch_open): false, not now. */
+static bool open_batch(struct h2_session *hs, const struct h2_io *io)
+{
+	size_t room;
+	char *out = io->batch_open(hs->env.ctx, &room);
+
+	if (!out)
+		return false;
+	hs->out = out;
+	hs->out_cap = room;
+	return true;
+}
+
 static void post_reads(struct h2_session *hs, const struct h2_io *io)
 {
 	struct h2_stream *next;
 
 	for (struct h2_stream *s = hs->reading; s; s = next) {
 		next = s->next_reading;
-		if (io->send_mapped && io->send_mapped(hs->env.ctx, s)) {
+		if (io->send_mapped && io->send_mapped(hs->env.ctx, s, &s->map, &s->resident_to)) {
 			s->sent_mapped = true;
 			s->next_mapped = hs->mapped;
 			hs->mapped = s;
@@ -330,10 +345,10 @@ static int pump_batches(struct h2_session *hs, const struct h2_io *io)
 	void *ctx = hs->env.ctx;
 
 	for (;;) {
-		if (hs->reads_pending == 0 && !hs->cut && io->batch_open(ctx)) {
+		if (hs->reads_pending == 0 && !hs->cut && open_batch(hs, io)) {
 			release_mapped(hs);
 			int rv = nghttp2_session_send(hs->ng);
-			io->batch_close(ctx);
+			io->batch_close(ctx, hs->out_len);
 			if (rv != 0)
 				return rv;
 			post_reads(hs, io);
@@ -371,10 +386,10 @@ static int pump_sendfile(struct h2_session *hs, const struct h2_io *io)
 			hs->sf = NULL;
 			h2_stream_release(s);
 		}
-		if (!io->batch_open(ctx))
+		if (!open_batch(hs, io))
 			return 0;
 		int rv = nghttp2_session_send(hs->ng);
-		io->batch_close(ctx);
+		io->batch_close(ctx, hs->out_len);
 		if (rv != 0)
 			return rv;
 		if (hs->out_len == 0 && !hs->sf)
@@ -387,8 +402,68 @@ int h2_session_pump(struct h2_session *hs, const struct h2_io *io)
 	return hs->sendfile ? pump_sendfile(hs, io) : pump_batches(hs, io);
 }
 
+/* ---- what the glue asks ---- */
+
+bool h2_session_owes(const struct h2_session *hs)
+{
+	return hs->reads_pending || hs->out_len || hs->sf || streams_owe(hs);
+}
+
+bool h2_session_finished(const struct h2_session *hs, bool peer_gone)
+{
+	bool idle = !nghttp2_session_want_read(hs->ng) && !nghttp2_session_want_write(hs->ng);
+
+	return (idle || (peer_gone && !nghttp2_session_want_write(hs->ng))) &&
+	       hs->reads_pending == 0 && hs->out_len == 0 && !hs->sf;
+}
+
+bool h2_session_wants_write(const struct h2_session *hs)
+{
+	return nghttp2_session_want_write(hs->ng);
+}
+
+bool h2_session_took_request(const struct h2_session *hs)
+{
+	return nghttp2_session_get_last_proc_stream_id(hs->ng) > 0;
+}
+
+bool h2_session_ended_short(const struct h2_session *hs)
+{
+	return hs->cut && hs->reads_pending == 0;
+}
+
+unsigned h2_session_reads_pending(const struct h2_session *hs)
+{
+	return hs->reads_pending;
+}
+
+struct h2_splice h2_session_splice(const struct h2_session *hs)
+{
+	if (!hs->sf)
+		return (struct h2_splice){.fd = -1};
+	return (struct h2_splice){hs->sf, hs->sf->file_fd, hs->sf_off, hs->sf_len};
+}
+
+void h2_session_spliced(struct h2_session *hs, size_t n)
+{
+	hs->sf_off += (uint64_t)n;
+	hs->sf_len -= n;
+}
+
+const struct h2_stream *h2_session_unread_stream(const struct h2_session *hs,
+						 const struct h2_stream *after)
+{
+	if (hs->sf)
+		return after ? NULL : hs->sf;
+	return after ? after->next_mapped : hs->mapped;
+}
+
 void h2_session_release_idle(struct h2_session *hs)
 {
+	hs->out = NULL; /* the glue's: it may take it back */
+	hs->out_cap = 0;
+	if (hs->streams)
+		return;
 	while (hs->spare) {
 		struct h2_stream *s = hs->spare;
 		hs->spare = s->next;

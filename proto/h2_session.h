@@ -12,7 +12,8 @@
  * (server/http/h2_conn.c) does that I/O on its ring; the fuzz target does it at
  * once with preadv. Both run the same pump.
  *
- * The types are open to the glue, which owns the batch and the reads. */
+ * The glue owns the batch and the reads; what it needs of the session and
+ * its streams, it asks the functions below, not their fields. */
 #ifndef KTLSD_PROTO_H2_SESSION_H
 #define KTLSD_PROTO_H2_SESSION_H
 
@@ -69,6 +70,7 @@ struct h2_stream_record {
 	bool file_body;              /* its body came from a file */
 	const char *encoding;        /* a precompressed sidecar's coding ("br"), else NULL */
 	bool mapped;                 /* some of it left from the file's pages (h2_io.send_mapped) */
+	bool sendfile;               /* the session splices file payloads (h2_env.sendfile) */
 	bool truncated;              /* the file came short */
 	bool reset;                  /* closed by RST_STREAM, either side's */
 	bool reset_ours;             /* ... ours, by policy (a file that changed, no memory) */
@@ -85,6 +87,10 @@ enum h2_event {
 
 struct h2_env {
 	struct h2_limits limits;
+	/* --h2-sendfile, where the transport can splice: a file's DATA frame
+	 * ends its batch with its header, and its payload follows by
+	 * h2_io.splice. */
+	bool sendfile;
 	const uint64_t *now_ms;      /* the glue's clock, read at each event */
 	uint64_t *boundary_seed;     /* multipart boundaries: read, then incremented */
 	void *ctx;                   /* the first argument of every callback */
@@ -110,11 +116,11 @@ struct h2_env {
 	void (*event)(void *ctx, enum h2_event ev, const struct h2_stream *s, int err);
 	/* Optional (NULL: a folder to list is a 404): starts listing the
 	 * folder res (from resolve, status STATIC_LIST_DIR) for s, as f
-	 * (--autoindex). 0: under way, s->listing is the glue's job until it
-	 * calls h2_session_listing_done; else the HTTP status to answer now
-	 * (503: too many listings under way). */
+	 * (--autoindex). 0: under way, *job is the glue's until it calls
+	 * h2_session_listing_done (list_cancel gets it); else the HTTP status
+	 * to answer now (503: too many listings under way). */
 	int (*list_dir)(void *ctx, struct h2_stream *s, const struct static_target *res,
-			enum autoindex_format f);
+			enum autoindex_format f, void **job);
 	/* s went (reset, or the connection ends) while its listing is made:
 	 * the glue stops it; it still comes back through listing_done. */
 	void (*list_cancel)(void *ctx, void *job);
@@ -130,31 +136,35 @@ struct h2_counters {
 
 /* The I/O the pump asks of the glue; every callback gets env.ctx. */
 struct h2_io {
-	/* Points hs->out, out_len and out_cap at a batch to fill. false:
-	 * not now (a send still owns it). */
-	bool (*batch_open)(void *ctx);
-	/* The fill ended: hs->out_len bytes of the batch are taken. */
-	void (*batch_close)(void *ctx);
-	/* Reads the holes of s: preadv(s->file_fd, s->iov, s->niov,
-	 * s->read_off), reported later by h2_session_read_done, never from
-	 * within this call. */
+	/* The batch to fill, *room bytes from its start (a batch that did
+	 * not leave yet comes back with the bytes the session put in it
+	 * first), or NULL: not now (a send still owns it). */
+	char *(*batch_open)(void *ctx, size_t *room);
+	/* The fill ended: the first len bytes of the batch are taken. */
+	void (*batch_close)(void *ctx, size_t len);
+	/* Reads the holes of s (h2_stream_readv says where), reported later
+	 * by h2_session_read_done, never from within this call. */
 	void (*post_read)(void *ctx, struct h2_stream *s);
-	/* The batch hs->out[0, len) is complete; last: a file came short and
-	 * the connection closes after it. 1: sent or on its way, hs->out may
-	 * be filled again (the pump sets out_len to 0); 0: not now (a send or
-	 * splice in flight); negative: failed, the connection is done. */
+	/* The first len bytes of the batch are complete; last: a file came
+	 * short and the connection closes after them. 1: sent or on its way,
+	 * the batch may be filled again from its start; 0: not now (a send
+	 * or splice in flight); negative: failed, the connection is done. */
 	int (*send)(void *ctx, size_t len, bool last);
-	/* --h2-sendfile only: the payload of s (hs->sf_len bytes of its file
-	 * at hs->sf_off) follows the batch that ended with its frame header.
-	 * 1: all of it is out; 0: in progress (pump again when it moves);
-	 * negative: failed. */
+	/* --h2-sendfile only: the payload of s (h2_session_splice says which
+	 * bytes) follows the batch that ended with its frame header. 1: all
+	 * of it is out; 0: in progress (pump again when it moves); negative:
+	 * failed. */
 	int (*splice)(void *ctx, struct h2_stream *s);
 	/* Optional, where the kernel encrypts (or nothing does): the holes
-	 * of s leave from its file's pages as the batch is sent, with no
-	 * read and no copy through user space. true: done so (s->map set;
-	 * the session keeps s until the batch has left); false: read them
-	 * with post_read (pages not in memory, no mapping, no room). */
-	bool (*send_mapped)(void *ctx, struct h2_stream *s);
+	 * of s (h2_stream_readv) leave from its file's pages as the batch is
+	 * sent, with no read and no copy through user space. *map is where
+	 * the mapping goes (env.unmap gets it when s ends), *resident_to the
+	 * stream's residency hint, the glue's to move on (0 at first). true:
+	 * done so (*map set; the session keeps s until the batch has left);
+	 * false: read them with post_read (pages not in memory, no mapping,
+	 * no room). */
+	bool (*send_mapped)(void *ctx, struct h2_stream *s, const void **map,
+			    uint64_t *resident_to);
 };
 
 /* ---- the types ---- */
@@ -303,7 +313,10 @@ void h2_session_cut(struct h2_session *hs);
 /* Frees the session, its streams and their files (no read in flight),
  * reporting the streams still open as cut. The batch is the glue's. */
 void h2_session_free(struct h2_session *hs);
-/* Gives back what a quiet session keeps for the next streams. */
+/* A quiet session (h2_session_owes false) gives back what it keeps: its
+ * hold on the batch, which the glue may take back (the next fill asks
+ * batch_open again), and, with no stream left, the spare streams and
+ * nghttp2's pooled memory. */
 void h2_session_release_idle(struct h2_session *hs);
 
 /* Feeds nghttp2 received plaintext. Returns the bytes taken or an nghttp2
@@ -329,12 +342,76 @@ void h2_session_read_done(struct h2_stream *s, int res);
 void h2_session_listing_done(struct h2_stream *s, int status, int fd, uint64_t size,
 			     const char *content_type);
 
-/* Streams whose response is not yet all handed to the batch. */
-bool h2_session_owes(const struct h2_session *hs);
-
 /* Queues GOAWAY (no error, last processed stream): open streams finish,
  * no new ones start. false if it was queued already. */
 bool h2_session_goaway(struct h2_session *hs);
+
+/* ---- what the glue asks ---- */
+
+/* The session owes the client bytes: a batch not yet sent, reads into
+ * it in flight, a payload to splice, or streams whose response is not all
+ * handed to a batch yet. */
+bool h2_session_owes(const struct h2_session *hs);
+
+/* Nothing more to do: nghttp2 wants neither to read nor to write (the
+ * peer gone, peer_gone: not to write), and no batch, read or splice is
+ * under way. The connection may close. */
+bool h2_session_finished(const struct h2_session *hs, bool peer_gone);
+
+/* nghttp2 has frames to send (as far as the windows let it). */
+bool h2_session_wants_write(const struct h2_session *hs);
+
+/* The client has opened a stream (nghttp2 processed one). */
+bool h2_session_took_request(const struct h2_session *hs);
+
+/* A file came short (h2_session_read_done) and every read is in: the
+ * batch up to the cut is the session's last, and the connection closes
+ * once it has left. */
+bool h2_session_ended_short(const struct h2_session *hs);
+
+/* The readvs posted (h2_io.post_read) and not yet reported. */
+unsigned h2_session_reads_pending(const struct h2_session *hs);
+
+/* --h2-sendfile: the DATA payload that follows the batch that ended with
+ * its frame header: len more bytes (0: all of them are in the pipe) of
+ * stream's file fd at off. stream NULL: none. */
+struct h2_splice {
+	const struct h2_stream *stream;
+	int fd;
+	uint64_t off;
+	size_t len;
+};
+struct h2_splice h2_session_splice(const struct h2_session *hs);
+/* n more bytes of that payload went (n at most its len). */
+void h2_session_spliced(struct h2_session *hs, size_t n);
+
+/* The streams whose file bytes the batch in flight sends without a read
+ * into it (the one being spliced, or those sent from their pages): a send
+ * that finds a file short names them. The first (after NULL), or the one
+ * after after; NULL at the end. */
+const struct h2_stream *h2_session_unread_stream(const struct h2_session *hs,
+						 const struct h2_stream *after);
+
+/* ---- ... and of a stream (h2_stream.c) ---- */
+
+/* The readv that fills the holes of s in this batch: preadv(fd, iov,
+ * niov, off), len bytes in all. iov lives until h2_session_read_done. */
+struct h2_readv {
+	int fd;
+	const struct iovec *iov;
+	int niov;
+	uint64_t off;
+	size_t len;
+};
+struct h2_readv h2_stream_readv(const struct h2_stream *s);
+
+/* The stream's id. */
+int32_t h2_stream_id(const struct h2_stream *s);
+/* The file s serves (its validators and size, as its head described it). */
+const struct static_file *h2_stream_file(const struct h2_stream *s);
+/* Its name beneath the site's root, or NULL (not a file, or not to be
+ * opened again). */
+const char *h2_stream_file_name(const struct h2_stream *s);
 
 /* ---- timeouts (h2_timeout.c) ---- */
 
@@ -394,10 +471,11 @@ enum h2_wait {
 };
 enum h2_wait h2_session_waits(const struct h2_session *hs);
 
+/* A header block of the client's is unfinished: its first byte came,
+ * END_HEADERS did not (the clock --header-timeout runs on). */
+bool h2_session_reading_head(const struct h2_session *hs);
+
 /* Adds the counters to out and zeroes them. */
 void h2_session_take_counters(struct h2_session *hs, struct h2_counters *out);
-
-/* Frees s once nothing refers to it any more. */
-void h2_stream_release(struct h2_stream *s);
 
 #endif

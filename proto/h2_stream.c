@@ -276,3 +276,25 @@ void h2_stream_batch_left(struct h2_stream *s)
 	if (s->closed)
 		h2_stream_release(s);
 }
+
+/* ---- what the glue asks of a stream ---- */
+
+struct h2_readv h2_stream_readv(const struct h2_stream *s)
+{
+	return (struct h2_readv){s->file_fd, s->iov, s->niov, s->read_off, s->read_len};
+}
+
+int32_t h2_stream_id(const struct h2_stream *s)
+{
+	return s->id;
+}
+
+const struct static_file *h2_stream_file(const struct h2_stream *s)
+{
+	return &s->file;
+}
+
+const char *h2_stream_file_name(const struct h2_stream *s)
+{
+	return s->rel;
+}

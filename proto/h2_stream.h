@@ -17,6 +17,8 @@ struct h2_stream *h2_stream_new(struct h2_session *hs, int32_t id);
 void h2_stream_free(struct h2_stream *s);
 /* Frees a spare for good. */
 void h2_stream_discard(struct h2_stream *s);
+/* Frees s once nothing refers to it any more. */
+void h2_stream_release(struct h2_stream *s);
 
 /* The file bytes of s in a batch are in (read) or out (sent from its
  * pages): its holes are done with. */

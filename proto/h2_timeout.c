@@ -59,3 +59,8 @@ enum h2_wait h2_session_waits(const struct h2_session *hs)
 		return H2_WAIT_SEND;
 	return hs->header_block_ms ? H2_WAIT_HEAD : H2_WAIT_IDLE;
 }
+
+bool h2_session_reading_head(const struct h2_session *hs)
+{
+	return hs->header_block_ms != 0;
+}

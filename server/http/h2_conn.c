@@ -32,27 +32,20 @@ static struct h2_session *session(const struct conn *c)
 /* The batch is the transport's (sock_batch_open): written by nghttp2 and
  * by the streams' reads, and handed over only when all of it is written
  * (send_batch). */
-static bool batch_open(void *ctx)
+static char *batch_open(void *ctx, size_t *room)
 {
 	struct conn *c = ctx;
-	struct h2_session *hs = session(c);
-	size_t room;
-	char *out = sock_batch_open(c->sock, c->w->srv->cfg->h2_buffer, &room);
 
-	if (!out)
-		return false;
-	hs->out = out;
-	hs->out_cap = room;
-	return true;
+	return sock_batch_open(c->sock, c->w->srv->cfg->h2_buffer, room);
 }
 
 /* nghttp2 is done writing the batch: an empty one ends here, the others
  * when their reads are in (send_batch). */
-static void batch_close(void *ctx)
+static void batch_close(void *ctx, size_t len)
 {
 	struct conn *c = ctx;
 
-	if (session(c)->out_len == 0)
+	if (len == 0)
 		sock_batch_drop(c->sock);
 }
 
@@ -68,11 +61,12 @@ static void read_done(struct ring_op *op, int res, uint32_t flags)
 	struct h2_read *rd = container_of(op, struct h2_read, op);
 	struct conn *c = rd->c;
 	struct h2_stream *st = rd->stream;
+	const struct h2_readv rv = h2_stream_readv(st);
 
 	(void)flags;
 	sock_fill_end(c->sock);
-	if (st->niov == 1 && st->read_off == 0 && res > 0 && (size_t)res == st->read_len)
-		filecache_learn(&c->w->files, st->file_fd, st->iov[0].iov_base, (size_t)res);
+	if (rv.niov == 1 && rv.off == 0 && res > 0 && (size_t)res == rv.len)
+		filecache_learn(&c->w->files, rv.fd, rv.iov[0].iov_base, (size_t)res);
 	h2_session_read_done(st, res);
 	free(rd);
 	if (!sock_closed(c->sock))
@@ -83,6 +77,7 @@ static void read_done(struct ring_op *op, int res, uint32_t flags)
 static void post_read(void *ctx, struct h2_stream *st)
 {
 	struct conn *c = ctx;
+	const struct h2_readv rv = h2_stream_readv(st);
 	struct h2_read *rd = malloc(sizeof(*rd));
 	struct io_uring_sqe *sqe;
 
@@ -96,7 +91,7 @@ static void post_read(void *ctx, struct h2_stream *st)
 	rd->c = c;
 	sock_fill_begin(c->sock); /* into the batch's holes */
 	sqe = ring_sqe(&c->w->ring);
-	io_uring_prep_readv(sqe, st->file_fd, st->iov, (unsigned)st->niov, st->read_off);
+	io_uring_prep_readv(sqe, rv.fd, rv.iov, (unsigned)rv.niov, rv.off);
 	ring_op_attach(sqe, &rd->op);
 	sock_hold(c->sock);
 	c->w->stats.read_ops++;
@@ -119,7 +114,7 @@ static int send_batch(void *ctx, size_t len, bool last)
 static int splice_payload(void *ctx, struct h2_stream *st)
 {
 	struct conn *c = ctx;
-	struct h2_session *hs = session(c);
+	const struct h2_splice sp = h2_session_splice(session(c)); /* st's payload */
 	struct sock *s = c->sock;
 
 	if (sock_busy(s))
@@ -128,12 +123,12 @@ static int splice_payload(void *ctx, struct h2_stream *st)
 		sock_send(s, 0);
 		return 0;
 	}
-	if (hs->sf_len > 0) {
+	if (sp.len > 0) {
 		/* No residency hint: the ring splices, as nginx's kTLS path. */
-		const struct sock_file f = {st->file_fd, hs->sf_off + hs->sf_len, NULL};
+		const struct sock_file f = {sp.fd, sp.off + sp.len, NULL};
 		size_t sent;
 		/* spliced() and drive() say how it went (a failure: failed()). */
-		sock_send_file(s, &f, hs->sf_off, hs->sf_len, false, &sent);
+		sock_send_file(s, &f, sp.off, sp.len, false, &sent);
 		return 0;
 	}
 	return 1;
@@ -142,15 +137,16 @@ static int splice_payload(void *ctx, struct h2_stream *st)
 /* Where the transport can, the batch's DATA payloads leave from the
  * file's pages, mapped once per stream, and never pass through user memory
  * (--sendfile off reads them). */
-static bool send_mapped(void *ctx, struct h2_stream *st)
+static bool send_mapped(void *ctx, struct h2_stream *st, const void **map, uint64_t *resident_to)
 {
 	struct conn *c = ctx;
-	const struct sock_file f = {st->file_fd, st->file.size, &st->resident_to};
+	const struct h2_readv rv = h2_stream_readv(st);
+	const struct sock_file f = {rv.fd, h2_stream_file(st)->size, resident_to};
 
 	if (c->w->srv->cfg->sendfile == CONFIG_OFF ||
-	    !sock_batch_map(c->sock, &f, &st->map, st->read_off, st->iov, st->niov))
+	    !sock_batch_map(c->sock, &f, map, rv.off, rv.iov, rv.niov))
 		return false;
-	c->w->stats.h2_mapped_bytes += st->read_len;
+	c->w->stats.h2_mapped_bytes += rv.len;
 	return true;
 }
 
@@ -180,20 +176,19 @@ static void h2_spliced(struct conn *c, int res)
 			/* The splice's stream, or else a send from mapped
 			 * pages found them gone: a file of the batch in flight
 			 * shrank. */
-			struct h2_stream *st = hs->sf ? hs->sf : hs->mapped;
+			const struct h2_stream *first = h2_session_unread_stream(hs, NULL), *st;
 			unsigned n = 0;
-			for (; st; st = hs->sf ? NULL : st->next_mapped, n++)
-				filecache_forget(&c->w->files, st->file.ino);
-			st = hs->sf ? hs->sf : hs->mapped;
+			for (st = first; st; st = h2_session_unread_stream(hs, st), n++)
+				filecache_forget(&c->w->files, h2_stream_file(st)->ino);
 			log_msg(LOG_WARN, "h2 stream %d%s: file shrank during the response; closing",
-				st ? st->id : 0, n > 1 ? " (or another of the batch)" : "");
+				first ? h2_stream_id(first) : 0,
+				n > 1 ? " (or another of the batch)" : "");
 		}
 		conn_abort_as(c, res == 0 ? ACCESS_END_ERROR : ACCESS_END_LOST,
 			      res == 0 ? "file shrank under an HTTP/2 response" : "splice failed");
 		return;
 	}
-	hs->sf_off += (uint64_t)res;
-	hs->sf_len -= (size_t)res;
+	h2_session_spliced(hs, (size_t)res);
 }
 
 /* The session's counters go to the worker's statistics. */
@@ -292,10 +287,10 @@ static void env_stream_done(void *ctx, const struct h2_stream_record *r)
 	    .sent_bytes = r->frame_bytes,
 	    .duration_ms = r->duration_ms,
 	    .protocol = "HTTP/2",
-	    .body_path = !r->file_body  ? "none"
-			 : session(c)->sendfile ? "splice"
-			 : r->mapped	   ? "mmap"
-					   : "framed",
+	    .body_path = !r->file_body ? "none"
+			 : r->sendfile	 ? "splice"
+			 : r->mapped	 ? "mmap"
+					 : "framed",
 	    .encoding = r->encoding,
 	    .end = end,
 	};
@@ -308,16 +303,18 @@ static void env_event(void *ctx, enum h2_event ev, const struct h2_stream *s, in
 	struct conn *c = ctx;
 
 	switch (ev) {
-	case H2_EV_FILE_CHANGED:
+	case H2_EV_FILE_CHANGED: {
+		const char *name = h2_stream_file_name(s);
 		log_msg(LOG_WARN, "h2 stream %d: %s changed or went away before its body; "
 				  "resetting the stream",
-			s->id, s->rel ? s->rel : "the file");
+			h2_stream_id(s), name ? name : "the file");
 		break;
+	}
 	case H2_EV_FILE_SHORT:
-		filecache_forget(&c->w->files, s->file.ino);
+		filecache_forget(&c->w->files, h2_stream_file(s)->ino);
 		log_msg(LOG_WARN, "h2 stream %d: file shrank or failed during the response (%s); "
 				  "closing",
-			s->id, err < 0 ? strerror(-err) : "short read");
+			h2_stream_id(s), err < 0 ? strerror(-err) : "short read");
 		break;
 	case H2_EV_RESET_FLOOD:
 		c->w->stats.limits[STAT_LIMIT_H2_RESETS]++;
@@ -349,7 +346,7 @@ static void listing_back(struct lister_job *job)
 }
 
 static int env_list_dir(void *ctx, struct h2_stream *st, const struct static_target *res,
-			enum autoindex_format f)
+			enum autoindex_format f, void **listing)
 {
 	struct conn *c = ctx;
 	struct lister_job *job = resolve_listing(res, f);
@@ -365,7 +362,7 @@ static int env_list_dir(void *ctx, struct h2_stream *st, const struct static_tar
 		lister_job_free(job);
 		return rc == -EAGAIN ? 503 : 500;
 	}
-	st->listing = job;
+	*listing = job;
 	sock_hold(c->sock); /* the session and st stay until the job is back */
 	return 0;
 }
@@ -379,6 +376,8 @@ static void env_list_cancel(void *ctx, void *job)
 static void *h2_create(struct conn *c)
 {
 	const struct config *cfg = c->w->srv->cfg;
+	/* --h2-sendfile wherever the transport can. */
+	bool sendfile = cfg->h2_sendfile && sock_body_zero_copy(c->sock, CONFIG_ON, 0);
 	const struct h2_env env = {
 	    .limits =
 		{
@@ -388,6 +387,7 @@ static void *h2_create(struct conn *c)
 		    .max_continuations = cfg->h2_max_continuations,
 		    .keepalive_requests = cfg->keepalive_requests,
 		},
+	    .sendfile = sendfile,
 	    .now_ms = &c->w->clock.now_ms,
 	    .boundary_seed = &c->w->boundary_seed,
 	    .ctx = c,
@@ -405,8 +405,6 @@ static void *h2_create(struct conn *c)
 
 	if (h2_session_new(&hs, &env) < 0)
 		return NULL;
-	hs->sendfile =
-	    cfg->h2_sendfile && sock_body_zero_copy(c->sock, CONFIG_ON, 0); /* wherever it can */
 	return hs;
 }
 
@@ -458,9 +456,7 @@ static bool take_input(struct conn *c)
  * on its way to the socket. */
 static bool owes(const struct conn *c)
 {
-	const struct h2_session *hs = session(c);
-	return !sock_drained(c->sock) || hs->reads_pending || hs->out_len || hs->sf ||
-	       h2_session_owes(hs);
+	return !sock_drained(c->sock) || h2_session_owes(session(c));
 }
 
 /* The configuration's timeouts, as the session takes them. */
@@ -516,12 +512,7 @@ static void h2_tick(struct conn *c)
 			update_deadline(c);
 		return;
 	}
-	if (hs->out_cap) { /* the transport's: it takes it back below */
-		hs->out = NULL;
-		hs->out_cap = 0;
-	}
-	if (!hs->streams)
-		h2_session_release_idle(hs);
+	h2_session_release_idle(hs); /* the batch too: the transport takes it back below */
 	sock_release_idle_buffers(c->sock);
 }
 
@@ -539,7 +530,7 @@ static void h2_drive(struct conn *c)
 	sock_recv(s);
 	/* Over --limit-conn: the streams it asked for are answered 429, and
 	 * GOAWAY after them says to ask for no more on this connection. */
-	if (c->over_limit && nghttp2_session_get_last_proc_stream_id(hs->ng) > 0)
+	if (c->over_limit && h2_session_took_request(hs))
 		h2_session_goaway(hs);
 	/* Keys that must go (a KeyUpdate kTLS cannot follow, a key at its
 	 * limit): GOAWAY, the open streams finish, then the close. */
@@ -553,16 +544,14 @@ static void h2_drive(struct conn *c)
 	}
 	if (c->state != CONN_PROTO || sock_closed(s))
 		return;
-	if (hs->cut && !sock_busy(s) && hs->reads_pending == 0 && !sock_tx_pending(s)) {
+	if (h2_session_ended_short(hs) && !sock_busy(s) && !sock_tx_pending(s)) {
 		conn_abort_as(c, ACCESS_END_ERROR, "file shrank under an HTTP/2 response");
 		return;
 	}
 	take_counters(c);
 	update_deadline(c);
-	bool idle = !nghttp2_session_want_read(hs->ng) && !nghttp2_session_want_write(hs->ng);
 	bool eof = sock_peer_eof(s);
-	if ((idle || (eof && !nghttp2_session_want_write(hs->ng))) && sock_drained(s) &&
-	    hs->reads_pending == 0 && hs->out_len == 0 && !hs->sf) {
+	if (sock_drained(s) && h2_session_finished(hs, eof)) {
 		if (eof)
 			conn_abort(c, NULL);
 		else
