@@ -2,13 +2,13 @@
  * answer from the static-file code (h2_response.c), its file (opened when
  * it may send, within the session's file slots) and its DATA payloads
  * (h2_stream.c). The inside of h2_session.c, split off to keep each file to
- * one job; nothing else includes this. */
+ * one job: proto/'s own, as h2_session-int.h (tests/layers/check.py). */
 #ifndef KTLSD_PROTO_H2_STREAM_H
 #define KTLSD_PROTO_H2_STREAM_H
 
 #include <string.h>
 
-#include "proto/h2_session.h"
+#include "proto/h2_session-int.h"
 
 /* A HEADERS frame opened stream id: NULL on no memory. */
 struct h2_stream *h2_stream_new(struct h2_session *hs, int32_t id);

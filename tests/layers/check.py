@@ -17,19 +17,24 @@ code is laid out"):
   5. The transport's private header (server/net/sock-int.h) is included by
      the transport's files (server/net/sock*) and its unit tests
      (tests/unit/test_sock*.c) only.
-  6. The transport includes no protocol handler (conn, h1_conn, h2_conn,
+  6. The HTTP/2 session's private headers (proto/h2_session-int.h, the
+     session's and streams' types, and proto/h2_stream.h) are included by
+     proto/'s files and the unit tests of its HTTP/2 parts
+     (tests/unit/test_h2_*.c) only: the glue (server/http/h2_conn.c) and
+     the fuzz target ask proto/h2_session.h's functions.
+  7. The transport includes no protocol handler (conn, h1_conn, h2_conn,
      body_send, h2_session) and nothing of the worker.
-  7. No worker API beyond the worker's types: only the process (main.c
+  8. No worker API beyond the worker's types: only the process (main.c
      and the signal loop and reload split from it, signals.c, reload.c)
      and worker.c include worker.h; everyone else sees at most worker-t.h.
-  8. The worker's loop knows no connection: worker.c, worker.h and
+  9. The worker's loop knows no connection: worker.c, worker.h and
      worker-t.h include no protocol handler, conn.h included (the loop
      calls struct worker_conn_ops, which main.c hands it).
-  9. Each folder is a library: Makefile.am lists every file of
+ 10. Each folder is a library: Makefile.am lists every file of
      server/FOLDER/ in libFOLDER_a_SOURCES (the top: libserver_a_SOURCES, or
      ktlsd_SOURCES for main.c), and a unit test links $(FOLDER_UNIT_LDADD)
      for the highest FOLDER it includes: that library and those below it.
- 10. (Not layering, but from the same tree walk.) Every file git tracks under
+ 11. (Not layering, but from the same tree walk.) Every file git tracks under
      proto/, ktls/, server/, tests/, fuzz/, bench/, scripts/, www/, doc/ and
      systemd/ is listed in Makefile.am, so the tarball of make dist is
      complete.
@@ -58,6 +63,12 @@ FLOORS = {
 TRANSPORT = re.compile(r"^server/net/sock[^/]*$")
 # The transport's own unit tests, of its pure parts, may see its insides.
 TRANSPORT_TESTS = re.compile(r"^tests/unit/test_sock\w*\.c$")
+# The HTTP/2 session's insides, proto/'s own; the unit tests of its parts
+# may see them, as the transport's do its own.
+H2_PRIVATE = {"proto/h2_session-int.h", "proto/h2_stream.h"}
+H2_PRIVATE_TESTS = re.compile(r"^tests/unit/test_h2_\w+\.c$")
+# Every folder with C sources, for the rules that look at all of them.
+C_FOLDERS = ("proto", "ktls", "server", "tests", "fuzz", "bench", "doc")
 
 
 def sources(top, folder):
@@ -162,6 +173,12 @@ def main():
           for inc in includes(top, f)
           if inc == "server/net/sock-int.h" and not TRANSPORT.match(f)
           and not TRANSPORT_TESTS.match(f)])
+
+    every = [f for d in C_FOLDERS for f in sources(top, d)]
+    rule("proto/h2_session-int.h and proto/h2_stream.h are included by proto/ (and its HTTP/2"
+         " unit tests) only",
+         ["%s includes %s" % (f, inc) for f in every for inc in includes(top, f)
+          if inc in H2_PRIVATE and not f.startswith("proto/") and not H2_PRIVATE_TESTS.match(f)])
 
     rule("the transport (server/net/sock*) includes no protocol handler and nothing of the worker",
          ["%s includes %s" % (f, inc) for f in server if TRANSPORT.match(f)

@@ -1,11 +1,13 @@
 /* Tests proto/h2_timeout.c's deadline: which clock sets it and from what
  * moment, on a session's fields alone (no nghttp2 session is made; the
- * timing out itself, which queues GOAWAY, is fuzz_h2_session's part). */
+ * timing out itself, which queues GOAWAY, is fuzz_h2_session's part). The
+ * fields are proto/'s own (h2_session-int.h), which the unit tests of its
+ * HTTP/2 parts may see. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/h2_session.h"
+#include "proto/h2_session-int.h"
 #include "tests/unit/check_run.h"
 
 static const struct h2_timeouts t = {.send_ms = 30000, .idle_ms = 60000, .header_ms = 10000};
