@@ -37,9 +37,11 @@ START_TEST(test_idle_and_header_block)
 	start(1000);
 	ck_assert_uint_eq(deadline(false, false, false, 0), 1000 + t.idle_ms);
 	ck_assert_int_eq(h2_session_waits(&hs), H2_WAIT_IDLE);
+	ck_assert(!h2_session_reading_head(&hs));
 	/* A header block begun at 2000: its timeout, the nearer. */
 	hs.header_block_ms = 2000;
 	now = 3000;
+	ck_assert(h2_session_reading_head(&hs));
 	ck_assert_uint_eq(deadline(false, false, false, 0), 2000 + t.header_ms);
 	ck_assert_int_eq(h2_session_waits(&hs), H2_WAIT_HEAD);
 	/* While bytes are owed, still the nearer of the two. */
