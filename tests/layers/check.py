@@ -22,8 +22,9 @@ code is laid out"):
      proto/'s files and the unit tests of its HTTP/2 parts
      (tests/unit/test_h2_*.c) only: the glue (server/http/h2_conn.c) and
      the fuzz target ask proto/h2_session.h's functions.
-  7. The transport includes no protocol handler (conn, h1_conn, h2_conn,
-     body_send, h2_session) and nothing of the worker.
+  7. The transport includes no protocol handler (conn, h1_conn and its
+     h1_conn-int.h, h2_conn, body_send, h2_session) and nothing of the
+     worker.
   8. No worker API beyond the worker's types: only the process (main.c
      and the signal loop and reload split from it, signals.c, reload.c)
      and worker.c include worker.h; everyone else sees at most worker-t.h.
@@ -49,7 +50,7 @@ import subprocess
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
-PROTOCOL = {"conn", "h1_conn", "h2_conn", "body_send", "h2_session"}
+PROTOCOL = {"conn", "h1_conn", "h1_conn-int", "h2_conn", "body_send", "h2_session"}
 # server/'s folders from the bottom; "server" is the program on top. Folders
 # on one floor are beside each other: neither includes the other.
 FLOORS = {
