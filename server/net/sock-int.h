@@ -137,6 +137,11 @@ void sock_post_next_send(struct sock *s);
  * next and lets the protocol move on. */
 void sock_move_on(struct sock *s);
 void sock_account_sent(struct sock *s, enum stat_via via, int res);
+/* The completions of a send, a control record and the kTLS hang-up
+ * watch: sock_new attaches them. */
+void sock_send_done(struct ring_op *op, int res, uint32_t flags);
+void sock_ctrl_done(struct ring_op *op, int res, uint32_t flags);
+void sock_hup_done(struct ring_op *op, int res, uint32_t flags);
 /* How many of want bytes --limit-rate lets into the socket now (0: the
  * timer is armed, or the sock failed: its kernel TLS key is spent). */
 size_t sock_pace_allow(struct sock *s, size_t want);

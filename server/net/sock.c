@@ -33,10 +33,7 @@ static void pool_free(void *ctx, void *buf, size_t cap)
 
 /* ---- completions ---- */
 
-static void send_done(struct ring_op *op, int res, uint32_t flags);
-static void ctrl_done(struct ring_op *op, int res, uint32_t flags);
 static void pace_done(struct ring_op *op, int res, uint32_t flags);
-static void hup_done(struct ring_op *op, int res, uint32_t flags);
 
 struct sock *sock_new(const struct sock_env *env, int fd, const struct sock_tls *tls,
 		      const struct sock_handler *h, void *ctx)
@@ -56,13 +53,13 @@ struct sock *sock_new(const struct sock_env *env, int fd, const struct sock_tls 
 	s->wire.tx_free = pool_free;
 	s->wire.alloc_ctx = env->bufs;
 	s->recv_op.complete = sock_recv_done;
-	s->send_op.complete = send_done;
-	s->ctrl_op.complete = ctrl_done;
+	s->send_op.complete = sock_send_done;
+	s->ctrl_op.complete = sock_ctrl_done;
 	s->splice_in_op.complete = sock_splice_in_done;
 	s->splice_out_op.complete = sock_splice_out_done;
 	s->poll_op.complete = sock_poll_done;
 	s->pace_op.complete = pace_done;
-	s->hup_op.complete = hup_done;
+	s->hup_op.complete = sock_hup_done;
 	s->pipe_wait.ready = sock_pipe_ready;
 	if (tls) {
 		s->wire.ktls_allowed = tls->ktls;
@@ -663,7 +660,7 @@ static void fail_hung_up(struct sock *s)
 	sock_fail(s, "client went away (hang-up)");
 }
 
-static void hup_done(struct ring_op *op, int res, uint32_t flags)
+void sock_hup_done(struct ring_op *op, int res, uint32_t flags)
 {
 	struct sock *s = container_of(op, struct sock, hup_op);
 
@@ -807,7 +804,7 @@ void sock_account_sent(struct sock *s, enum stat_via via, int res)
 		s->sent_ms = *s->env->now_ms;
 }
 
-static void send_done(struct ring_op *op, int res, uint32_t flags)
+void sock_send_done(struct ring_op *op, int res, uint32_t flags)
 {
 	struct sock *s = container_of(op, struct sock, send_op);
 
@@ -842,7 +839,7 @@ out:
 	sock_release(s);
 }
 
-static void ctrl_done(struct ring_op *op, int res, uint32_t flags)
+void sock_ctrl_done(struct ring_op *op, int res, uint32_t flags)
 {
 	struct sock *s = container_of(op, struct sock, ctrl_op);
 
