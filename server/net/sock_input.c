@@ -12,6 +12,7 @@
 
 #include "ktls/ktls.h"
 #include "ktls/tls.h"
+#include "proto/proxy_header.h"
 #include "server/core/bufpool.h"
 #include "server/core/log.h"
 #include "server/net/sock.h"
@@ -349,4 +350,29 @@ void sock_discard_input(struct sock *s)
 bool sock_peer_eof(const struct sock *s)
 {
 	return s->peer_eof;
+}
+
+/* ---- PROXY protocol ---- */
+
+/* Raw bytes in wire.rx: no SSL object has read from it yet (the handshake
+ * starts after this), so the header is consumed where TLS would read and
+ * the ClientHello behind it stays where the BIO finds it. */
+enum sock_proxy sock_take_proxy_header(struct sock *s, struct proxy_header *out)
+{
+	struct tls_wire *wi = &s->wire;
+	size_t len = wi->rx_end - wi->rx_start;
+	int n = proxy_header_parse(wi->rx ? wi->rx + wi->rx_start : "", len, out);
+
+	if (n > 0) {
+		wi->rx_start += (size_t)n;
+		return SOCK_PROXY_DONE;
+	}
+	if (n == PROXY_HEADER_BAD)
+		return SOCK_PROXY_BAD;
+	if (s->peer_eof) {
+		out->why = len ? "the peer closed within the PROXY header"
+		               : "the peer closed before sending a PROXY header";
+		return SOCK_PROXY_BAD;
+	}
+	return SOCK_PROXY_AGAIN;
 }

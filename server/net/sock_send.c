@@ -1,0 +1,518 @@
+/* The transport's send queue: room reserved, filled and committed,
+ * then posted in order, one send in flight: tx up to the kTLS switch,
+ * the switch, tx up to a control record, the record, the rest; holes
+ * sent from mapped file pages; records ktlsd seals itself; and the
+ * kTLS hang-up watch (sock.h's "output" part). */
+#include "server/net/sock-int.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "ktls/ktls.h"
+#include "ktls/tls_seal.h"
+#include "ktls/tls.h"
+#include "server/core/bufpool.h"
+#include "server/core/log.h"
+#include "server/core/ring.h"
+#include "server/net/sock.h"
+
+/* ---- output ---- */
+
+bool sock_busy(const struct sock *s)
+{
+	return s->send_posted || s->ctrl_posted || s->splice_posted || s->pipe_waiting ||
+	       s->pace_posted;
+}
+
+bool sock_tx_pending(const struct sock *s)
+{
+	return s->wire.tx_len > s->tx_sent || s->wire.ctrl || s->wire.switch_pending ||
+	       s->ct_len > s->ct_sent;
+}
+
+bool sock_drained(const struct sock *s)
+{
+	return !sock_busy(s) && !sock_tx_pending(s) && s->stage_len == 0 && s->splice_len == 0 &&
+	       s->splice_want == 0;
+}
+
+size_t sock_out_len(const struct sock *s)
+{
+	return sock_user_tls(s) ? s->stage_len : s->wire.tx_len - s->tx_sent;
+}
+
+char *sock_out_reserve(struct sock *s, size_t len, size_t *room)
+{
+	if (sock_user_tls(s)) {
+		if (!s->stage) {
+			s->stage = bufpool_get(s->env->bufs, STAGE_CAP, &s->stage_cap);
+			if (!s->stage)
+				return NULL;
+		}
+		if (s->stage_cap - s->stage_len < len)
+			return NULL;
+		*room = s->stage_cap - s->stage_len;
+		return s->stage + s->stage_len;
+	}
+	/* The send buffer itself: not while a send reads it (a send of
+	 * sealed records reads ct, not tx). */
+	if ((s->send_posted && !s->ct_posted) || tls_wire_reserve(&s->wire, len) < 0)
+		return NULL;
+	*room = s->wire.tx_cap - s->wire.tx_len;
+	return s->wire.tx + s->wire.tx_len;
+}
+
+void sock_out_commit(struct sock *s, size_t n)
+{
+	bool stage = sock_user_tls(s);
+
+	if (stage ? s->stage_fills : s->wire.tx_fills) {
+		sock_bug(s, "a commit of bytes a read may still be writing");
+		return;
+	}
+	if (stage)
+		s->stage_len += n;
+	else
+		s->wire.tx_len += n;
+}
+
+void sock_fill_begin(struct sock *s)
+{
+	if (sock_user_tls(s))
+		s->stage_fills++;
+	else
+		s->wire.tx_fills++;
+}
+
+void sock_fill_end(struct sock *s)
+{
+	unsigned *fills = sock_user_tls(s) ? &s->stage_fills : &s->wire.tx_fills;
+
+	if (*fills == 0) {
+		sock_bug(s, "a fill ended that never began");
+		return;
+	}
+	(*fills)--;
+}
+
+int sock_write(struct sock *s, const void *data, size_t len)
+{
+	if (s->send_posted || s->stage_fills || s->wire.tx_fills)
+		return -EBUSY;
+	if (sock_user_tls(s))
+		return tls_write(s->ssl, data, len) == TLS_DONE ? 0 : -EIO;
+	return tls_wire_append(&s->wire, data, len);
+}
+
+void sock_send(struct sock *s, int msg_flags)
+{
+	if (s->closing || s->send_posted || s->ctrl_posted || s->pace_posted)
+		return;
+	/* User-space TLS: seal the stage into tx once the previous chunk's
+	 * ciphertext has left, so the next file read fills the stage while
+	 * this one is sent. */
+	if (sock_user_tls(s) && s->stage_len > 0 && s->wire.tx_len == s->tx_sent) {
+		if (tls_write(s->ssl, s->stage, s->stage_len) != TLS_DONE) {
+			sock_fail(s, "TLS write failed");
+			return;
+		}
+		s->stage_len = 0;
+	}
+	s->send_flags = msg_flags;
+	sock_post_next_send(s);
+}
+
+/* The first queued control record, off the queue. */
+static struct tls_ctrl_record *ctrl_pop(struct tls_wire *wi)
+{
+	struct tls_ctrl_record *r = wi->ctrl;
+
+	wi->ctrl = r->next;
+	if (!wi->ctrl)
+		wi->ctrl_tail = NULL;
+	return r;
+}
+
+static void post_ctrl(struct sock *s)
+{
+	struct tls_ctrl_record *r = ctrl_pop(&s->wire);
+	struct cmsghdr *c;
+
+	s->ctrl_rec = r;
+	memset(&s->ctrl_msg, 0, sizeof(s->ctrl_msg));
+	memset(s->ctrl_cmsg, 0, sizeof(s->ctrl_cmsg));
+	s->ctrl_iov.iov_base = r->data;
+	s->ctrl_iov.iov_len = r->len;
+	s->ctrl_msg.msg_iov = &s->ctrl_iov;
+	s->ctrl_msg.msg_iovlen = 1;
+	s->ctrl_msg.msg_control = s->ctrl_cmsg;
+	s->ctrl_msg.msg_controllen = sizeof(s->ctrl_cmsg);
+	c = CMSG_FIRSTHDR(&s->ctrl_msg);
+	c->cmsg_level = KTLS_SOL_TLS;
+	c->cmsg_type = KTLS_SET_RECORD_TYPE;
+	c->cmsg_len = CMSG_LEN(1);
+	*CMSG_DATA(c) = r->type;
+	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
+	io_uring_prep_sendmsg(sqe, s->fd, &s->ctrl_msg, MSG_NOSIGNAL);
+	ring_op_attach(sqe, &s->ctrl_op);
+	s->ctrl_posted = true;
+	s->inflight++;
+	s->env->stats->send_ops++;
+}
+
+/* The iovecs for tx[tx_sent, end) with the holes' bytes in their places.
+ * false: no hole in that range (a plain send does). */
+static bool gather(struct sock *s, size_t end)
+{
+	struct tx_holes *th = s->holes;
+	size_t pos = s->tx_sent;
+	int n = 0;
+
+	for (unsigned i = 0; i < th->n && pos < end; i++) {
+		size_t at = th->h[i].at, hend = at + th->h[i].len;
+		if (hend <= pos)
+			continue;
+		if (at >= end)
+			break;
+		if (at > pos)
+			th->iov[n++] = (struct iovec){s->wire.tx + pos, at - pos};
+		size_t from = pos > at ? pos - at : 0;
+		size_t to = (hend < end ? hend : end) - at;
+		th->iov[n++] = (struct iovec){(char *)th->h[i].src + from, to - from};
+		pos = at + to;
+	}
+	if (n == 0)
+		return false;
+	if (pos < end)
+		th->iov[n++] = (struct iovec){s->wire.tx + pos, end - pos};
+	memset(&th->msg, 0, sizeof(th->msg));
+	th->msg.msg_iov = th->iov;
+	th->msg.msg_iovlen = (size_t)n;
+	return true;
+}
+
+bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len)
+{
+	struct tx_holes *th = s->holes;
+	size_t at = (size_t)(hole - s->wire.tx);
+
+	if (!th || th->n == SOCK_HOLES_MAX || at > s->wire.tx_cap || len > s->wire.tx_cap - at)
+		return false;
+	unsigned i = th->n;
+	while (i > 0 && th->h[i - 1].at > at) {
+		th->h[i] = th->h[i - 1];
+		i--;
+	}
+	th->h[i].at = at;
+	th->h[i].len = len;
+	th->h[i].src = src;
+	th->n++;
+	return true;
+}
+
+unsigned sock_out_map_room(struct sock *s)
+{
+	/* Only the kernel reads mapped pages: it fails a send with EFAULT
+	 * where a read of ours from a file that shrank would be SIGBUS. */
+	if ((s->ssl && !sock_ktls_tx(s)) ||
+	    (!s->holes && !(s->holes = calloc(1, sizeof(*s->holes)))))
+		return 0;
+	return SOCK_HOLES_MAX - s->holes->n;
+}
+
+/* All of tx is out (or sealed): start over at its beginning (control
+ * records queued behind it now stand at 0). Not while a read writes at
+ * tx + tx_len: what it writes is committed there, after it ends. */
+static bool tx_restart(struct sock *s)
+{
+	struct tls_wire *wi = &s->wire;
+
+	if (wi->tx_fills)
+		return false;
+	for (struct tls_ctrl_record *r = wi->ctrl; r; r = r->next)
+		r->at = 0;
+	wi->tx_len = s->tx_sent = 0;
+	if (s->holes)
+		s->holes->n = 0;
+	return true;
+}
+
+/* Room in ct for the records of len bytes of plaintext. */
+static bool ct_reserve(struct sock *s, size_t len)
+{
+	size_t want = tls_seal_room(len);
+
+	if (s->ct_cap >= want)
+		return true;
+	bufpool_put(s->env->bufs, s->ct, s->ct_cap);
+	s->ct = bufpool_get(s->env->bufs, want, &s->ct_cap);
+	if (!s->ct)
+		s->ct_cap = 0;
+	return s->ct != NULL;
+}
+
+/* Seals plaintext of record type into ct, which is empty. */
+static bool seal(struct sock *s, unsigned char type, const char *data, size_t len)
+{
+	struct iovec iov = {(void *)data, len};
+	long n;
+
+	if (!ct_reserve(s, len)) {
+		sock_fail(s, "out of memory");
+		return false;
+	}
+	n = tls_seal(s->wire.sealer, type, &iov, 1, len, s->ct);
+	if (n < 0) {
+		sock_fail(s, "TLS seal failed");
+		return false;
+	}
+	s->ct_len = (size_t)n;
+	s->ct_sent = 0;
+	return true;
+}
+
+static void post_ct_send(struct sock *s)
+{
+	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
+	int more = s->wire.tx_len > s->tx_sent || s->wire.ctrl ? MSG_MORE : s->send_flags;
+
+	io_uring_prep_send(sqe, s->fd, s->ct + s->ct_sent, s->ct_len - s->ct_sent,
+			   MSG_NOSIGNAL | more);
+	ring_op_attach(sqe, &s->send_op);
+	s->send_posted = true;
+	s->ct_posted = true;
+	s->inflight++;
+	s->env->stats->send_ops++;
+}
+
+/* ---- hang-up watch (kernel TLS) ---- */
+
+/* A write cannot be trusted to say that the client is gone once the kernel
+ * encrypts. Linux 6.1's kTLS (net/tls/tls_sw.c) returns the bytes it took
+ * into a record even when pushing that record to TCP fails, and its
+ * sk_stream_error() on the way out clears the socket's error when that
+ * error is EPIPE, which is what a reset in CLOSE_WAIT leaves: a client that
+ * closes with nothing unread sends a FIN, the next data draws its RST, and
+ * when the RST lands inside a sendfile the error is gone with it. Every
+ * later sendfile or splice into the dead connection then succeeds. In the
+ * kTLS guest (tests/uml/guest-tests, section 6) 740 sendfiles put 48 MB into
+ * a reset connection once its error had been read; plain TCP fails each
+ * with EPIPE. ktlsd paced a 32 MiB download, in 1 to 4 of 40 tries, to a
+ * client that had left 8 s before, and logged it complete (nstat:
+ * TCPAbortOnData, no TCPAbortOnClose: the FIN first). The socket itself knows: poll says
+ * POLLHUP (TCP_CLOSE). So a poll per kTLS connection waits for that; it
+ * costs no wakeup while the connection lives (the ring drops a wakeup that
+ * carries none of the events asked for). The ring always reports the
+ * peer's FIN too (POLLRDHUP), and a poll armed after it would complete at
+ * once: from then on each write asks the socket first (sock_ktls_hung_up). */
+static void watch_hangup(struct sock *s)
+{
+	if (s->hup_posted || s->closing)
+		return;
+	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
+	io_uring_prep_poll_add(sqe, s->fd, POLLERR | POLLHUP);
+	ring_op_attach(sqe, &s->hup_op);
+	s->hup_posted = true;
+	s->inflight++;
+}
+
+/* Our FIN (sock_shutdown_write) and then the peer's are a hang-up too: a
+ * graceful close, which the reads see. */
+static bool hung_up(const struct sock *s, int revents)
+{
+	return (revents & POLLERR) || ((revents & POLLHUP) && !s->shut_wr);
+}
+
+static void fail_hung_up(struct sock *s)
+{
+	s->env->stats->ktls_hangups++;
+	sock_fail(s, "client went away (hang-up)");
+}
+
+void sock_hup_done(struct ring_op *op, int res, uint32_t flags)
+{
+	struct sock *s = container_of(op, struct sock, hup_op);
+
+	(void)flags;
+	s->hup_posted = false;
+	if (!s->closing && res > 0) {
+		if (hung_up(s, res))
+			fail_hung_up(s);
+		else if (res & POLLRDHUP)
+			s->peer_fin = true;
+	}
+	sock_release(s);
+}
+
+bool sock_ktls_hung_up(struct sock *s)
+{
+	if (!s->peer_fin || s->closing)
+		return s->closing;
+	struct pollfd p = {.fd = s->fd, .events = 0};
+	if (poll(&p, 1, 0) == 1 && hung_up(s, p.revents)) {
+		fail_hung_up(s);
+		return true;
+	}
+	return false;
+}
+
+/* Posts the next piece of the queue, in order: tx up to the kTLS switch,
+ * the switch, tx up to the next control record, the record, the rest.
+ * After a switch to ktlsd's sealer, each piece is sealed into ct first. */
+void sock_post_next_send(struct sock *s)
+{
+	struct tls_wire *wi = &s->wire;
+
+	if (s->closing || s->send_posted || s->ctrl_posted || s->pace_posted ||
+	    sock_ktls_hung_up(s))
+		return;
+	for (;;) {
+		size_t end = wi->tx_len;
+		if (s->ct_sent < s->ct_len) {
+			post_ct_send(s);
+			return;
+		}
+		if (wi->switch_pending) {
+			if (s->tx_sent == wi->switch_at) {
+				if (ktls_switch_tx(wi) < 0) {
+					/* OpenSSL was told kTLS is on: no way back. */
+					log_msg(LOG_WARN, "%s: TX keys refused: %s",
+						wi->sealing ? "TLS sealer" : "kernel TLS",
+						strerror(wi->ktls_error));
+					sock_fail(s, "kTLS switch failed");
+					return;
+				}
+				if (!wi->sealing)
+					watch_hangup(s);
+				continue;
+			}
+			end = wi->switch_at;
+		} else if (wi->ctrl) {
+			if (s->tx_sent == wi->ctrl->at) {
+				if (!wi->sealer) {
+					post_ctrl(s);
+					return;
+				}
+				struct tls_ctrl_record *r = ctrl_pop(wi);
+				bool ok = seal(s, r->type, r->data, r->len);
+				free(r);
+				if (!ok)
+					return;
+				continue;
+			}
+			end = wi->ctrl->at;
+		}
+		if (s->tx_sent < end && wi->sealer && !wi->switch_pending) {
+			size_t len = sock_pace_allow(s, end - s->tx_sent < SEAL_MAX ? end - s->tx_sent
+									: SEAL_MAX);
+			if (len == 0)
+				return;
+			if (!seal(s, 23, wi->tx + s->tx_sent, len))
+				return;
+			s->tx_sent += len;
+			if (s->tx_sent == wi->tx_len)
+				tx_restart(s);
+			continue;
+		}
+		if (s->tx_sent < end) {
+			int more = end == wi->tx_len ? s->send_flags : MSG_MORE;
+			size_t n = sock_pace_allow(s, end - s->tx_sent);
+			if (n == 0)
+				return;
+			if (n < end - s->tx_sent) {
+				/* Cut by the rate: the cut leaves now, not corked
+				 * until the next send a tenth of a second later. */
+				end = s->tx_sent + n;
+				more = 0;
+			}
+			struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
+			if (s->holes && gather(s, end))
+				io_uring_prep_sendmsg(sqe, s->fd, &s->holes->msg, MSG_NOSIGNAL | more);
+			else
+				io_uring_prep_send(sqe, s->fd, wi->tx + s->tx_sent, end - s->tx_sent,
+						   MSG_NOSIGNAL | more);
+			ring_op_attach(sqe, &s->send_op);
+			s->send_posted = true;
+			wi->tx_busy = true;
+			s->inflight++;
+			s->env->stats->send_ops++;
+			return;
+		}
+		if (s->tx_sent == wi->tx_len && wi->tx_len > 0 && tx_restart(s)) {
+			if (s->splice_len == 0)
+				s->throttled = false;
+			continue;
+		}
+		return;
+	}
+}
+
+/* After a send, a control record or a wait for tokens: posts what comes
+ * next, and lets the protocol move on when nothing is in flight, or only
+ * sealed records with tx empty (it may fill tx meanwhile: the next file
+ * read). */
+void sock_move_on(struct sock *s)
+{
+	sock_post_next_send(s);
+	if (!s->closing && !s->pace_posted &&
+	    ((!s->send_posted && !s->ctrl_posted) || (s->ct_posted && s->wire.tx_len == 0)))
+		s->h->drive(s->ctx);
+}
+
+void sock_send_done(struct ring_op *op, int res, uint32_t flags)
+{
+	struct sock *s = container_of(op, struct sock, send_op);
+
+	(void)flags;
+	s->send_posted = false;
+	s->wire.tx_busy = false;
+	if (s->closing)
+		goto out;
+	if (res == -EFAULT && s->holes) {
+		/* Mapped file pages (sock_out_map) past the end of a file that
+		 * shrank: told as a splice that found the file short. */
+		s->h->spliced(s->ctx, 0);
+		if (!s->closing)
+			sock_fail(s, "file shrank under a send from its pages");
+		goto out;
+	}
+	if (res < 0) {
+		sock_fail(s, res == -EPIPE || res == -ECONNRESET ? "client went away" : "send failed");
+		goto out;
+	}
+	if (s->ct_posted) {
+		s->ct_posted = false;
+		s->ct_sent += (size_t)res;
+		if (s->ct_sent == s->ct_len)
+			s->ct_len = s->ct_sent = 0;
+	} else {
+		s->tx_sent += (size_t)res;
+	}
+	sock_account_sent(s, STAT_VIA_SEND, res);
+	sock_move_on(s);
+out:
+	sock_release(s);
+}
+
+void sock_ctrl_done(struct ring_op *op, int res, uint32_t flags)
+{
+	struct sock *s = container_of(op, struct sock, ctrl_op);
+
+	(void)flags;
+	s->ctrl_posted = false;
+	free(s->ctrl_rec);
+	s->ctrl_rec = NULL;
+	if (s->closing)
+		goto out;
+	if (res < 0) {
+		sock_fail(s, res == -EPIPE || res == -ECONNRESET ? "client went away"
+							  : "control record send failed");
+		goto out;
+	}
+	sock_move_on(s);
+out:
+	sock_release(s);
+}
