@@ -1,7 +1,7 @@
 /* The PROXY protocol header (HAProxy's proxy-protocol.txt, versions 1 and
  * 2) that an L4 load balancer sends first on each connection it relays,
  * to say who the client really is. Sans-I/O: bytes in, the addresses out;
- * the transport (server/net/sock.c) feeds it what it received before TLS or
+ * the transport (server/net/sock_input.c) feeds it what it received before TLS or
  * HTTP sees a byte.
  *
  * Accepted:

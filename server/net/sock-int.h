@@ -1,6 +1,8 @@
 /* The transport's insides: struct sock and what its files share. For
- * sock.c (lifecycle, TLS, the send queue, pacing), sock_input.c (receiving
- * and decrypting) and sock_splice.c (file -> pipe -> socket) only; the
+ * sock.c (lifecycle, pacing), sock_tls.c (the handshake and the session),
+ * sock_send.c (the send queue), sock_input.c (receiving and decrypting),
+ * sock_body.c (how a body travels) and sock_splice.c (file -> pipe ->
+ * socket) only, and their unit tests (tests/unit/test_sock*.c); the
  * protocols above see sock.h and nothing of this. */
 #ifndef KTLSD_SERVER_SOCK_INT_H
 #define KTLSD_SERVER_SOCK_INT_H
@@ -111,43 +113,47 @@ struct sock {
 	bool batch_open;
 
 	/* Kernel TLS: a poll that completes only when the connection hangs up
-	 * or fails (sock.c's watch_hangup says why a write cannot tell). */
+	 * or fails (sock_send.c's watch_hangup says why a write cannot tell). */
 	struct ring_op hup_op;
 	bool hup_posted;
 	bool peer_fin;                /* the watch saw the peer's FIN: writes ask first */
 	bool shut_wr;                 /* sock_shutdown_write: our FIN is out */
 };
 
-/* Kernel TLS, after the peer's FIN: whether the connection has hung up
- * since (then it is failed, and true). A write into it would succeed. */
-bool sock_ktls_hung_up(struct sock *s);
-
 /* Plaintext sealed at once: 16 records, one send. */
 #define SEAL_MAX (256 * 1024)
 
-/* Shared by the transport's files (sock.c unless said). */
+/* What the transport's files share, by the file that has it. */
+
+/* sock.c: the lifecycle, pacing */
 void sock_fail(struct sock *s, const char *why);
 /* An owner broke one of the transport's rules: a debug build stops. */
 void sock_bug(struct sock *s, const char *what);
+void sock_account_sent(struct sock *s, enum stat_via via, int res);
+/* How many of want bytes --limit-rate lets into the socket now (0: the
+ * timer is armed, or the sock failed: its kernel TLS key is spent). */
+size_t sock_pace_allow(struct sock *s, size_t want);
+
+/* sock_tls.c */
 bool sock_openssl_may_run(const struct sock *s);
 /* OpenSSL left something to send that no protocol step will. */
 bool sock_openssl_output_waits(const struct sock *s);
+/* OpenSSL encrypts (TLS without kTLS): what is sent is staged, then sealed. */
+bool sock_user_tls(const struct sock *s);
+
+/* sock_send.c: the send queue */
 void sock_post_next_send(struct sock *s);
 /* After a send, a control record or a wait for tokens: posts what comes
  * next and lets the protocol move on. */
 void sock_move_on(struct sock *s);
-void sock_account_sent(struct sock *s, enum stat_via via, int res);
 /* The completions of a send, a control record and the kTLS hang-up
  * watch: sock_new attaches them. */
 void sock_send_done(struct ring_op *op, int res, uint32_t flags);
 void sock_ctrl_done(struct ring_op *op, int res, uint32_t flags);
 void sock_hup_done(struct ring_op *op, int res, uint32_t flags);
-/* How many of want bytes --limit-rate lets into the socket now (0: the
- * timer is armed, or the sock failed: its kernel TLS key is spent). */
-size_t sock_pace_allow(struct sock *s, size_t want);
-
-/* OpenSSL encrypts (TLS without kTLS): what is sent is staged, then sealed. */
-bool sock_user_tls(const struct sock *s);
+/* Kernel TLS, after the peer's FIN: whether the connection has hung up
+ * since (then it is failed, and true). A write into it would succeed. */
+bool sock_ktls_hung_up(struct sock *s);
 
 /* The len bytes reserved at hole (and committed later) leave from src
  * instead (a file's pages, mapped), in their place: nothing is copied in
@@ -158,6 +164,10 @@ bool sock_user_tls(const struct sock *s);
  * (false). */
 bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len);
 unsigned sock_out_map_room(struct sock *s);
+
+/* sock_input.c */
+void sock_rx_give_back_if_empty(struct sock *s);
+void sock_recv_done(struct ring_op *op, int res, uint32_t flags);
 
 /* sock_splice.c */
 /* Splice is possible here (plain or kTLS, ring SPLICE, pipes). */
@@ -186,12 +196,8 @@ enum sock_sendfile_result sock_sendfile(struct sock *s, int fd, uint64_t off, si
 					size_t *sent);
 /* Largest len for one sock_sendfile. */
 #define SOCK_SENDFILE_MAX (2u << 20)
-
-/* sock_input.c */
-void sock_rx_give_back_if_empty(struct sock *s);
-void sock_recv_done(struct ring_op *op, int res, uint32_t flags);
-
-/* sock_splice.c */
+/* A splice's ring operations and their completions, and the wake-up of a
+ * sock waiting for a pipe. */
 void sock_post_splice(struct sock *s, struct ring_op *op, bool in);
 void sock_splice_in_done(struct ring_op *op, int res, uint32_t flags);
 void sock_splice_out_done(struct ring_op *op, int res, uint32_t flags);

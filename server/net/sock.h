@@ -6,7 +6,7 @@
  *   protocol handlers   h1_conn.c  body_send.c  h2_conn.c   (HTTP meaning)
  *          |                 conn.c                           (state machine,
  *          v                   |                               deadlines)
- *   transport           sock.c  <- the only file that touches the fd, the
+ *   transport           sock*.c <- the only files that touch the fd, the
  *          |                       SSL object, the wire buffers, the pipe
  *          v
  *   ring (worker.c)     each operation carries its completion (ring.h)
@@ -104,7 +104,7 @@ void sock_release(struct sock *s);
 void sock_abort(struct sock *s);
 bool sock_closed(const struct sock *s);
 
-/* ---- TLS ---- */
+/* ---- TLS (sock_tls.c) ---- */
 enum sock_handshake { SOCK_HS_AGAIN, SOCK_HS_DONE, SOCK_HS_FAILED };
 /* Moves the handshake on (nothing happens while a send is in flight). */
 enum sock_handshake sock_handshake(struct sock *s);
@@ -120,7 +120,7 @@ bool sock_rekey_needed(const struct sock *s);
 /* Queues close_notify behind everything already queued. */
 void sock_close_notify(struct sock *s);
 
-/* ---- input ---- */
+/* ---- input (sock_input.c) ---- */
 /* Makes sure a receive is posted (none while one is, or the buffer is full). */
 void sock_recv(struct sock *s);
 enum sock_input {
@@ -139,7 +139,7 @@ void sock_consume(struct sock *s, size_t n);
 void sock_discard_input(struct sock *s);
 bool sock_peer_eof(const struct sock *s);
 
-/* ---- PROXY protocol ---- */
+/* ---- PROXY protocol (sock_input.c) ---- */
 enum sock_proxy {
 	SOCK_PROXY_DONE,  /* *out holds the header; what followed it waits for TLS or HTTP */
 	SOCK_PROXY_AGAIN, /* a valid beginning: receive more */
@@ -152,7 +152,7 @@ enum sock_proxy {
  * consumed input. */
 enum sock_proxy sock_take_proxy_header(struct sock *s, struct proxy_header *out);
 
-/* ---- output ----
+/* ---- output (sock_send.c) ----
  * Every byte committed is written: a buffer range is handed over only when
  * every byte of it holds what the response says (pooled buffers hold
  * anything from before, another connection's data included). Bytes that a
