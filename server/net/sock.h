@@ -114,6 +114,8 @@ const char *sock_tls_version(const struct sock *s); /* "-" without TLS */
 const char *sock_tls_cipher(const struct sock *s);
 const char *sock_tls_servername(const struct sock *s); /* SNI; NULL: none or no TLS */
 bool sock_alpn_is(const struct sock *s, const char *proto);
+/* What the access log says of the TLS under a response. */
+void sock_log_tls(const struct sock *s, struct access_record *rec);
 /* The TLS keys must go and cannot be replaced (tls_rekey_needed): finish
  * the responses in progress, take no new request, then close. */
 bool sock_rekey_needed(const struct sock *s);
@@ -269,9 +271,6 @@ int sock_batch_send(struct sock *s, size_t len);
  * holes by reads. */
 bool sock_batch_map(struct sock *s, const struct sock_file *f, const void **map,
 		    uint64_t off, const struct iovec *holes, int n);
-
-/* What the access log says of the TLS under a response. */
-void sock_log_tls(const struct sock *s, struct access_record *rec);
 
 /* Half-close: everything is out, nothing more will be sent. */
 void sock_shutdown_write(struct sock *s);

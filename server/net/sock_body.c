@@ -9,7 +9,6 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 
-#include "server/core/access_log.h"
 #include "server/core/bufpool.h"
 #include "server/core/file_resident.h"
 #include "server/net/sock.h"
@@ -174,11 +173,4 @@ bool sock_batch_map(struct sock *s, const struct sock_file *f, const void **map,
 		off += holes[i].iov_len;
 	}
 	return true;
-}
-
-void sock_log_tls(const struct sock *s, struct access_record *rec)
-{
-	rec->tls_version = sock_tls_version(s);
-	rec->tls_cipher = sock_tls_cipher(s);
-	rec->ktls_tx = sock_ktls_tx(s);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ktls/tls.h"
+#include "server/core/access_log.h"
 #include "server/net/sock.h"
 
 /* ---- TLS ---- */
@@ -38,6 +39,13 @@ const char *sock_tls_cipher(const struct sock *s)
 const char *sock_tls_servername(const struct sock *s)
 {
 	return s->ssl ? tls_servername(s->ssl) : NULL;
+}
+
+void sock_log_tls(const struct sock *s, struct access_record *rec)
+{
+	rec->tls_version = sock_tls_version(s);
+	rec->tls_cipher = sock_tls_cipher(s);
+	rec->ktls_tx = sock_ktls_tx(s);
 }
 
 bool sock_alpn_is(const struct sock *s, const char *proto)
