@@ -2,8 +2,9 @@
  * reads served from rx in pieces of any size, writes appended to tx, and
  * after the switch to kernel TLS the records OpenSSL writes queued as
  * control records, in order, each behind the tx bytes written before it.
- * The sends that drain the queue are the transport's (server/net/sock_send.c) and
- * are exercised by the integration and guest tests. */
+ * The sends that drain the queue are the transport's (server/net/sock_send.c,
+ * tested in test_sock_send.c) and are exercised by the integration and
+ * guest tests. */
 #include <check.h>
 #include <errno.h>
 #include <string.h>
