@@ -3,7 +3,9 @@
 #
 # A server is "NAME:KIND:BINARY": KIND is ktlsd, nginx (also any
 # nginx-compatible binary given with --peer, such as Angie), h2o, lighttpd
-# or caddy. Every server gets the same job: one worker on $SERVER_CPU,
+# or caddy; or nginx-aio, the same binary and template as nginx plus
+# "aio threads" (file reads in a thread pool; the cold-file cell's second
+# nginx). Every server gets the same job: one worker on $SERVER_CPU,
 # serving $ROOT over HTTPS (TLS 1.2 and 1.3, the three AEADs; the client
 # picks which) and plain HTTP, one certificate, no access log, a session
 # cache and tickets, long keep-alive, sendfile where it has one, and kTLS
@@ -83,13 +85,17 @@ srv_start_once() {
 		taskset -c "$SERVER_CPU" "$bin" "${SRV_ARGS[@]}" </dev/null >"$SRV_RUN/stdout.log" 2>&1 &
 		SRV_PID=$!
 		;;
-	nginx)
-		local ktls_line=
+	nginx | nginx-aio)
+		local ktls_line='' aio_line=''
 		[ "$ktls" = on ] && ktls_line="ssl_conf_command Options KTLS;"
+		# File reads (and sendfile) in the default thread pool, 32 threads
+		# (nginx's documentation of the aio and thread_pool directives),
+		# so the worker does not wait for the disk.
+		[ "$kind" = nginx-aio ] && aio_line="aio threads;"
 		SRV_CONF="$SRV_RUN/nginx.conf"
 		fill "$HERE/conf/nginx.conf.in" "$SRV_CONF" RUN="$SRV_RUN" SENDFILE="$sendfile" \
 			CERT="$crt" KEY="$key" PROTOCOLS="TLSv1.2 TLSv1.3" CIPHERS12="$TLS12_CIPHERS" \
-			CIPHERS13="$TLS13_SUITES" KTLS="$ktls_line" PORT="$SRV_PORT" \
+			CIPHERS13="$TLS13_SUITES" KTLS="$ktls_line" AIO="$aio_line" PORT="$SRV_PORT" \
 			PLAINPORT="$SRV_PLAIN" H2=http2 ROOT="$ROOT"
 		taskset -c "$SERVER_CPU" "$bin" -p "$SRV_RUN" -c "$SRV_CONF" -e "$SRV_RUN/error.log" \
 			</dev/null >"$SRV_RUN/stdout.log" 2>&1 &
@@ -167,7 +173,7 @@ srv_version() {
 	kind=$(srv_kind "$1")
 	case $kind in
 	ktlsd) "$bin" --version 2>&1 | head -n1 ;;
-	nginx) "$bin" -V 2>&1 | head -n 2 | tr '\n' ' ' ;;
+	nginx | nginx-aio) "$bin" -V 2>&1 | head -n 2 | tr '\n' ' ' ;;
 	h2o) "$bin" -v 2>&1 | head -n 2 | tr '\n' ' ' ;;
 	lighttpd) "$bin" -v 2>&1 | head -n1 ;;
 	caddy) "$bin" version 2>&1 | head -n1 ;;

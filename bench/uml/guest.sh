@@ -68,7 +68,7 @@ start_server() { # server ktls sendfile
 		[ "$2" = on ] && kt="ssl_conf_command Options KTLS;"
 		sed -e "s|@RUN@|$W/nginx|g; s|@SENDFILE@|$3|; s|@CERT@|$B/certs/ec.pem|; s|@KEY@|$B/certs/ec.key|" \
 			-e "s|@PROTOCOLS@|TLSv1.2 TLSv1.3|; s|@CIPHERS12@|$TLS12|; s|@CIPHERS13@|$TLS13|" \
-			-e "s|@KTLS@|$kt|; s|@PORT@|$PORT|; s|@PLAINPORT@|8080|; s|@H2@|http2|; s|@ROOT@|$W/root|" \
+			-e "s|@KTLS@|$kt|; s|@AIO@||; s|@PORT@|$PORT|; s|@PLAINPORT@|8080|; s|@H2@|http2|; s|@ROOT@|$W/root|" \
 			"$B/conf/nginx.conf.in" >"$W/nginx/nginx.conf"
 		"$NGINX" -p "$W/nginx" -c "$W/nginx/nginx.conf" -e "$LOGF" </dev/null >/dev/null 2>&1 &
 		SPID=$!
