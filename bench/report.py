@@ -30,13 +30,17 @@ LOWER_IS_BETTER = {"syscalls_per_mib", "sends_per_mib", "user_copy_bytes_per_mib
                    "ring_ops_per_mib", "pss_total", "pss_per_conn", "records_per_mib", "peak_rss",
                    "rss_total",
                    "syscalls_per_mib_uml", "cpu_s_per_gb", "syscalls_per_request",
-                   "other_than_event_loop_per_request", "io_uring_enter_per_request"}
+                   "other_than_event_loop_per_request", "io_uring_enter_per_request",
+                   "cpu_s", "probe_p50_ms", "probe_p99_ms", "probe_max_ms"}
 # The second ktlsd build of bench/run --ktlsd-baseline: not a peer (never
 # "best peer"), compared with ktlsd in columns of its own.
 BASE = "ktlsd-base"
 # A server that used less than this share of its core was not the
 # bottleneck: the client (or something else) was.
 BUSY = 0.85
+# A cold-file cell that reached this share of the disk's own limit (the
+# same files read by dd, measured once per run) was bound by the disk.
+DISK_BOUND = 0.85
 
 
 def num(s):
@@ -120,7 +124,26 @@ def aggregate(raw):
             "bound": bound, "other_load": o, "client_busy": cb, "verified": verified,
             "note": note,
         })
+    mark_disk_bound(rows)
     return rows
+
+
+def disk_ceiling(rows):
+    """The cold-file cells' ceiling row (dd of the same files), or None."""
+    return next((r for r in rows if r["group"] == "cold" and r["server"] == "machine"
+                 and r["metric"] == "throughput" and r["median"] is not None), None)
+
+
+def mark_disk_bound(rows):
+    """Cold-file throughput at the disk's limit is bound by the disk, whatever
+    the server's core and the client's did."""
+    top = disk_ceiling(rows)
+    if top is None:
+        return
+    for r in rows:
+        if (r["group"] == "cold" and r["metric"] == "throughput" and r["server"] != "machine"
+                and r["median"] is not None and r["median"] >= DISK_BOUND * top["median"]):
+            r["bound"] = "disk" + (", shared core" if "shared core" in r["bound"] else "")
 
 
 def write_results(rows):
@@ -165,7 +188,7 @@ def ratio(a, b):
 # metrics (median record size, mean ring send, curiosities) are in the full
 # tables below it.
 HEADLINE = {"rate", "throughput", "peak_rss", "rss_total", "pss_per_conn", "pss_total",
-            "syscalls_per_mib",
+            "syscalls_per_mib", "cpu_s_per_gb", "probe_p99_ms",
             "user_copy_bytes_per_mib", "records_per_mib"}
 # Groups whose every metric is a headline (the many-downloads cell: its ring
 # operations per MiB are the point of it).
@@ -213,6 +236,9 @@ def ratio_table(rows):
                 note += "; but %s went %.1fx faster with the same client" % (
                     best["server"], best["median"] / k["median"])
             notes.append(note)
+        if k["bound"].startswith("disk"):
+            notes.append("at the disk's limit (%s MB/s, dd of the same files)"
+                         % fmt(disk_ceiling(rows)["median"]))
         if "shared core" in k["bound"]:
             notes.append("others used %.0f%% of the server core" % (100 * (k["other_load"] or 0)))
         if k["verified"] == "FAIL" or (best and best["verified"] == "FAIL"):
@@ -269,6 +295,49 @@ def full_table(rows, groups):
             ("%s %s" % (fmt(r["per_cpu_median"], r["per_cpu_unit"]), r["per_cpu_unit"]))
             if r["per_cpu_median"] is not None else "",
             r["bound"], r["verified"], r["note"].replace("|", "/")))
+    return lines
+
+
+def cold_table(rows):
+    """The cold-file cells, one line per cell and server: throughput, the
+    server's CPU, the probe's latency; the disk's ceiling above them."""
+    by = {(r["cell"], r["server"], r["metric"]): r for r in rows if r["group"] == "cold"}
+    lines = []
+    top = disk_ceiling(rows)
+    if top is not None:
+        spread = ""
+        if top["reps"] > 1:
+            spread = " [%s - %s] over %d repetitions" % (fmt(top["min"]), fmt(top["max"]),
+                                                       top["reps"])
+        lines += ["Disk ceiling: **%s MB/s**%s: %s (`%s`). A throughput of %d%% of it or more is "
+                  "marked *disk* in the bound column." % (
+                      fmt(top["median"]), spread, top["note"], top["cell"], DISK_BOUND * 100), ""]
+    lines += ["| cell | server | MB/s median [min - max] | server CPU-s | server CPU-s per GB "
+              "| probe p50 / p99 / max (ms) | bound | verified |",
+              "|---|---|---:|---:|---:|---:|---|---|"]
+    cells = [c for g, c, m in cells_of(rows) if g == "cold" and m == "throughput"]
+    servers = servers_of([r for r in rows if r["group"] == "cold"])
+    seen = [(c, s) for c in cells for s in servers if (c, s, "throughput") in by]
+
+    def med(cell, server, metric):
+        m = by.get((cell, server, metric))
+        return fmt(m["median"]) if m else "n/a"
+
+    for cell, server in seen:
+        t = by.get((cell, server, "throughput"))
+        rng = "n/a"
+        if t and t["median"] is not None:
+            rng = fmt(t["median"])
+            if t["reps"] > 1:
+                rng += " [%s - %s]" % (fmt(t["min"]), fmt(t["max"]))
+        elif t:
+            rng = "n/a (%s)" % t["note"]
+        verified = sorted({by[k]["verified"] for k in by if k[:2] == (cell, server)}, key=len)
+        lines.append("| %s | %s | %s | %s | %s | %s / %s / %s | %s | %s |" % (
+            cell, server, rng, med(cell, server, "cpu_s"), med(cell, server, "cpu_s_per_gb"),
+            med(cell, server, "probe_p50_ms"), med(cell, server, "probe_p99_ms"),
+            med(cell, server, "probe_max_ms"), t["bound"] if t else "",
+            "FAIL" if "FAIL" in verified else (verified[-1] if verified else "")))
     return lines
 
 
@@ -387,6 +456,11 @@ def main():
         plot("per_cpu_handshakes", "Handshakes per server CPU-second", "handshakes per CPU-s",
              rows, lambda r: r["group"] == "handshake" and r["per_cpu_median"] is not None,
              "per_cpu_median"),
+        plot("cold", "Cold files from disk: throughput (median)", "MB/s", rows,
+             lambda r: r["group"] == "cold" and r["metric"] == "throughput"
+             and r["server"] != "machine"),
+        plot("cold_probe", "Cold files from disk: the probe's p99 latency meanwhile (median)", "ms",
+             rows, lambda r: r["group"] == "cold" and r["metric"] == "probe_p99_ms"),
         plot("syscalls", "Syscalls per MiB served (ktlsd: and io_uring operations), one download",
              "per MiB", rows, lambda r: r["group"] == "cost"
              and r["metric"] in ("syscalls_per_mib", "ring_ops_per_mib")),
@@ -409,6 +483,7 @@ def main():
         ("Large files and plain HTTP", ("large", "plain")),
         ("Memory with idle TLS connections", ("memory",)),
         ("Many plain-HTTP downloads at once, ktlsd as --user nobody (issue 10)", ("many",)),
+        ("Cold files: downloads from disk, and a probe's latency meanwhile (issue 22)", ("cold",)),
         ("Cost per MiB served (one download under strace), and per small request", ("cost",)),
         ("kTLS matrix (user-mode Linux; counts carry over, speed does not)", ("ktls",)),
         ("Limits of this machine", ("limits",)),
@@ -436,6 +511,19 @@ def main():
             md.append("ktlsd does its socket and file I/O through io_uring, which strace does "
                       "not see: for ktlsd the syscall count is mostly `io_uring_enter`, and its "
                       "ring operations per MiB come from its own counters (printed on exit).")
+            md.append("")
+        if "cold" in groups:
+            md.append("Distinct files that are not in the page cache (each dropped with "
+                      "`POSIX_FADV_DONTNEED` right before the downloads), on disk, downloaded "
+                      "at once with curl, one connection each, while a probe (`bench/tools/"
+                      "probe.py`, on the client core) fetches the cached 1 KiB file every 5 ms "
+                      "on one keep-alive TLS connection: its latency is what the other "
+                      "connections of a server see while that server waits for the disk. "
+                      "`nginx-aio` is nginx with `aio threads`; ktlsd builds also serve the "
+                      "files over plain HTTP and over HTTP/2 (the probe stays HTTPS, HTTP/1.1). "
+                      "A fresh server for each repetition.")
+            md.append("")
+            md += cold_table(rows)
             md.append("")
         md += full_table(rows, groups)
         md.append("")
