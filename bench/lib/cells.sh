@@ -177,6 +177,21 @@ cell_small_h2() {
 
 # cell_download GROUP CELL SCHEME PROTO CIPHER CONC FILE: CONC concurrent
 # curl downloads of FILE (one connection each). SCHEME https or http.
+# verify_download URL SHA_FILE OPENSSL_CONF [CURL_FLAG]: one download of
+# URL, every byte checked against the SHA-256 in SHA_FILE, and the cipher it
+# negotiated; sets ver (sha256+size or FAIL) and adds to note.
+verify_download() {
+	local url=$1 want got line
+	want=$(cat "$2")
+	# shellcheck disable=SC2086 # $4 is an optional flag
+	got=$(OPENSSL_CONF=$3 on_client curl -sk ${4:-} --max-time 120 "$url" | sha256sum | cut -d' ' -f1)
+	# shellcheck disable=SC2086
+	line=$(OPENSSL_CONF=$3 curl -sk -v ${4:-} -o /dev/null --max-time 5 -r 0-0 "$url" 2>&1 |
+		sed -n 's/^\* SSL connection using //p' | head -n1)
+	if [ "$got" = "$want" ]; then ver=sha256+size; else ver=FAIL note="${note}sha256 mismatch; "; fi
+	note="${note}negotiated ${line:-plain}; "
+}
+
 cell_download() {
 	local group=$1 cell=$2 scheme=$3 proto=$4 cipher=$5 conc=$6 file=$7
 	local port=$SRV_PORT pflag=--http1.1 conf=/dev/null i size want got line ver=size note="" total=0 bad=0
@@ -194,14 +209,7 @@ cell_download() {
 	local url="$scheme://127.0.0.1:$port/$file"
 	# First repetition: one verified download (SHA-256 of every byte, the
 	# cipher actually negotiated); it is also the warm-up.
-	if [ "$REP" = 1 ]; then
-		want=$(cat "$WORK/sha/$file")
-		got=$(OPENSSL_CONF=$conf on_client curl -sk $pflag --max-time 120 "$url" | sha256sum | cut -d' ' -f1)
-		line=$(OPENSSL_CONF=$conf curl -sk -v $pflag -o /dev/null --max-time 5 -r 0-0 "$url" 2>&1 |
-			sed -n 's/^\* SSL connection using //p' | head -n1)
-		if [ "$got" = "$want" ]; then ver=sha256+size; else ver=FAIL note="sha256 mismatch; "; fi
-		note="${note}negotiated ${line:-plain}; "
-	fi
+	[ "$REP" = 1 ] && verify_download "$url" "$WORK/sha/$file" "$conf" $pflag
 	note_cmd "OPENSSL_CONF=$(basename "$conf") curl -sk $pflag -o /dev/null $scheme://127.0.0.1:PORT/$file   # x$conc  $cell"
 	local pids=()
 	# Into the page cache first, outside the measured window: some VMs

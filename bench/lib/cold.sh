@@ -156,7 +156,7 @@ cold_probe_start() {
 # and CPU-seconds per GB, the probe's p50, p99 and max latency (ms).
 cell_cold() {
 	local cell=$1 scheme=$2 proto=$3 port=$SRV_PORT pflag=--http1.1 conf=/dev/null
-	local size=$((COLD_MIB * 1048576)) want got line ver=size note="" total=0 bad=0 i code v res
+	local size=$((COLD_MIB * 1048576)) got ver=size note="" total=0 bad=0 i code v res
 	[ "$scheme" = http ] && port=$SRV_PLAIN
 	if [ "$proto" = h2 ]; then
 		if [ "$H2_OK" != yes ]; then
@@ -169,14 +169,7 @@ cell_cold() {
 	local base="$scheme://127.0.0.1:$port"
 	# First repetition: one download checked byte for byte (the others are
 	# checked by status and size); evicted again below with the rest.
-	if [ "$REP" = 1 ]; then
-		want=$(cat "$WORK/sha/cold0.bin")
-		got=$(OPENSSL_CONF=$conf on_client curl -sk $pflag --max-time 120 "$base/cold0.bin" | sha256sum | cut -d' ' -f1)
-		line=$(OPENSSL_CONF=$conf curl -sk -v $pflag -o /dev/null --max-time 5 -r 0-0 "$base/cold0.bin" 2>&1 |
-			sed -n 's/^\* SSL connection using //p' | head -n1)
-		if [ "$got" = "$want" ]; then ver=sha256+size; else ver=FAIL note="sha256 mismatch; "; fi
-		note="${note}negotiated ${line:-plain}; "
-	fi
+	[ "$REP" = 1 ] && verify_download "$base/cold0.bin" "$WORK/sha/cold0.bin" "$conf" $pflag
 	if ! cold_probe_start; then
 		kill -KILL "$PROBE_PID" 2>/dev/null
 		wait "$PROBE_PID" 2>/dev/null
