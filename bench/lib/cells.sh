@@ -192,9 +192,22 @@ verify_download() {
 	note="${note}negotiated ${line:-plain}; "
 }
 
+# count_downloads N SIZE: of the N downloads whose curl -w lines ("code
+# bytes version") are in $WORK/dl.0 .. dl.N-1, adds the bytes to total and
+# counts in bad those that were not a 200 of SIZE bytes; sets v to the
+# last one's HTTP version.
+count_downloads() {
+	local i code got
+	for ((i = 0; i < $1; i++)); do
+		read -r code got v <"$WORK/dl.$i"
+		total=$((total + ${got:-0}))
+		if [ "$code" != 200 ] || [ "$got" != "$2" ]; then bad=$((bad + 1)); fi
+	done
+}
+
 cell_download() {
 	local group=$1 cell=$2 scheme=$3 proto=$4 cipher=$5 conc=$6 file=$7
-	local port=$SRV_PORT pflag=--http1.1 conf=/dev/null i size want got line ver=size note="" total=0 bad=0
+	local port=$SRV_PORT pflag=--http1.1 conf=/dev/null i size v ver=size note="" total=0 bad=0
 	local code v
 	[ "$scheme" = http ] && port=$SRV_PLAIN
 	if [ "$proto" = h2 ]; then
@@ -225,11 +238,7 @@ cell_download() {
 	done
 	wait "${pids[@]}"
 	m_end
-	for ((i = 0; i < conc; i++)); do
-		read -r code got v <"$WORK/dl.$i"
-		total=$((total + ${got:-0}))
-		if [ "$code" != 200 ] || [ "$got" != "$size" ]; then bad=$((bad + 1)); fi
-	done
+	count_downloads "$conc" "$size"
 	[ $bad -gt 0 ] && ver=FAIL note="$note$bad of $conc downloads short or failed; "
 	row "$group" "$cell" throughput GB/s "$(fdiv "$total" "$(awk -v w="$M_WALL" 'BEGIN{print w*1e9}')" 3)" \
 		"$(fdiv "$total" "$(awk -v c="$M_CPU" 'BEGIN{print c*1e9}')" 3)" GB/cpu-s "$ver" \

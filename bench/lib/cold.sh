@@ -156,7 +156,7 @@ cold_probe_start() {
 # and CPU-seconds per GB, the probe's p50, p99 and max latency (ms).
 cell_cold() {
 	local cell=$1 scheme=$2 proto=$3 port=$SRV_PORT pflag=--http1.1 conf=/dev/null
-	local size=$((COLD_MIB * 1048576)) got ver=size note="" total=0 bad=0 i code v res
+	local size=$((COLD_MIB * 1048576)) ver=size note="" total=0 bad=0 i v res
 	[ "$scheme" = http ] && port=$SRV_PLAIN
 	if [ "$proto" = h2 ]; then
 		if [ "$H2_OK" != yes ]; then
@@ -193,11 +193,7 @@ cell_cold() {
 	kill -TERM "$PROBE_PID"
 	m_end
 	wait "$PROBE_PID"
-	for ((i = 0; i < COLD; i++)); do
-		read -r code got v <"$WORK/dl.$i"
-		total=$((total + ${got:-0}))
-		if [ "$code" != 200 ] || [ "$got" != "$size" ]; then bad=$((bad + 1)); fi
-	done
+	count_downloads "$COLD" "$size"
 	[ $bad -gt 0 ] && ver=FAIL note="$note$bad of $COLD downloads short or failed; "
 	note="${note}http_version ${v:-?}; still cached before: ${res:-?} KiB"
 	local mb gb
