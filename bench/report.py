@@ -31,7 +31,7 @@ LOWER_IS_BETTER = {"syscalls_per_mib", "sends_per_mib", "user_copy_bytes_per_mib
                    "rss_total",
                    "syscalls_per_mib_uml", "cpu_s_per_gb", "syscalls_per_request",
                    "other_than_event_loop_per_request", "io_uring_enter_per_request",
-                   "cpu_s", "probe_p50_ms", "probe_p99_ms", "probe_max_ms"}
+                   "cpu_s", "probe_p50_ms", "probe_p99_ms", "probe_max_ms", "spread"}
 # The second ktlsd build of bench/run --ktlsd-baseline: not a peer (never
 # "best peer"), compared with ktlsd in columns of its own.
 BASE = "ktlsd-base"
@@ -194,7 +194,7 @@ def ratio(a, b):
 # metrics (median record size, mean ring send, curiosities) are in the full
 # tables below it.
 HEADLINE = {"rate", "throughput", "peak_rss", "rss_total", "pss_per_conn", "pss_total",
-            "syscalls_per_mib", "cpu_s_per_gb", "probe_p99_ms",
+            "syscalls_per_mib", "cpu_s_per_gb", "probe_p99_ms", "spread",
             "user_copy_bytes_per_mib", "records_per_mib"}
 # Groups whose every metric is a headline (the many-downloads cell: its ring
 # operations per MiB are the point of it).
@@ -350,6 +350,65 @@ def cold_table(rows):
     return lines
 
 
+def fair_table(rows):
+    """The fair-shares cells, one line per cell and server: each download's
+    own rate (min / median / max) and their spread; for the many-stream
+    cell, the singles against the many-stream connection."""
+    by = {(r["cell"], r["server"], r["metric"]): r for r in rows if r["group"] == "fair"}
+    cells = [c for g, c, m in cells_of(rows) if g == "fair" and m in ("throughput",
+                                                                    "single_median_mbs")]
+    servers = servers_of([r for r in rows if r["group"] == "fair"])
+
+    def med(cell, server, metric):
+        m = by.get((cell, server, metric))
+        return fmt(m["median"]) if m else "n/a"
+
+    def verified(cell, server):
+        v = sorted({by[k]["verified"] for k in by if k[:2] == (cell, server)}, key=len)
+        return "FAIL" if "FAIL" in v else (v[-1] if v else "")
+
+    def spread(cell, server):
+        m = by.get((cell, server, "spread"))
+        if not m or m["median"] is None:
+            return "n/a"
+        out = fmt(m["median"])
+        if m["reps"] > 1:
+            out += " [%s - %s]" % (fmt(m["min"]), fmt(m["max"]))
+        return out
+
+    lines = ["| cell | server | each download, MB/s: min / median / max | max / min | all, MB/s "
+             "| bound | verified |", "|---|---|---:|---:|---:|---|---|"]
+    many = []
+    for cell in cells:
+        for server in servers:
+            if (cell, server, "throughput") in by:
+                t = by[(cell, server, "throughput")]
+                if t["median"] is None:
+                    lines.append("| %s | %s | n/a (%s) | | | | |" % (cell, server, t["note"]))
+                    continue
+                lines.append("| %s | %s | %s / %s / %s | %s | %s | %s | %s |" % (
+                    cell, server, med(cell, server, "dl_min_mbs"),
+                    med(cell, server, "dl_median_mbs"), med(cell, server, "dl_max_mbs"),
+                    spread(cell, server), fmt(t["median"]), t["bound"], verified(cell, server)))
+            elif (cell, server, "single_median_mbs") in by:
+                s = by[(cell, server, "single_median_mbs")]
+                if s["median"] is None:
+                    many.append("| %s | %s | n/a (%s) | | | | |" % (cell, server, s["note"]))
+                    continue
+                many.append("| %s | %s | %s / %s / %s | %s | %s (%s) | %s | %s |" % (
+                    cell, server, med(cell, server, "single_min_mbs"),
+                    med(cell, server, "single_median_mbs"), med(cell, server, "single_max_mbs"),
+                    spread(cell, server), med(cell, server, "many_conn_mbs"),
+                    med(cell, server, "many_stream_mbs"), med(cell, server, "many_share"),
+                    verified(cell, server)))
+    if many:
+        lines += ["", "| cell | server | single-stream clients, MB/s: min / median / max "
+                  "| max / min | many-stream connection, MB/s (per stream) "
+                  "| connection / median single | verified |",
+                  "|---|---|---:|---:|---:|---:|---|"] + many
+    return lines
+
+
 def series(r):
     """The bar a row belongs to: its server, or "ktlsd ring ops"."""
     return r["server"] + (" ring ops" if r["metric"] == "ring_ops_per_mib" else "")
@@ -493,6 +552,8 @@ def main():
         ("Memory with idle TLS connections", ("memory",)),
         ("Many plain-HTTP downloads at once, ktlsd as --user nobody (issue 10)", ("many",)),
         ("Cold files: downloads from disk, and a probe's latency meanwhile (issue 22)", ("cold",)),
+        ("Fair shares: many downloads at once, and one connection of many streams (issue 22)",
+         ("fair",)),
         ("Cost per MiB served (one download under strace), and per small request", ("cost",)),
         ("kTLS matrix (user-mode Linux; counts carry over, speed does not)", ("ktls",)),
         ("Limits of this machine", ("limits",)),
@@ -533,6 +594,22 @@ def main():
                       "A fresh server for each repetition.")
             md.append("")
             md += cold_table(rows)
+            md.append("")
+        if "fair" in groups:
+            md.append("Many HTTPS downloads of one cached file at once, curl, one connection and "
+                      "one process each (HTTP/1.1, then HTTP/2), no rate limit: each download's "
+                      "own rate (its bytes over its own time), and the fastest over the slowest "
+                      "(issue 22 asks for at most 2). Then one HTTP/2 connection of many streams "
+                      "(h2load -c1 -m) beside single-stream HTTP/2 clients (curl): the singles' "
+                      "rates, and what the many-stream connection received while they ran (its "
+                      "socket's bytes from ss, from the singles' start to the last one's end), "
+                      "in all and per stream; a server that shares by connection gives it about one single's "
+                      "rate (1 in the connection / median single column), one that shares by "
+                      "stream up to one per stream. Each client is a process of its own on the "
+                      "client core: where that core is the limit (bound: client), the scheduler "
+                      "shares it evenly, and a server's preferences show less.")
+            md.append("")
+            md += fair_table(rows)
             md.append("")
         md += full_table(rows, groups)
         md.append("")
