@@ -376,7 +376,8 @@ def fair_table(rows):
             out += " [%s - %s]" % (fmt(m["min"]), fmt(m["max"]))
         return out
 
-    lines = ["| cell | server | each download, MB/s: min / median / max | max / min | all, MB/s "
+    lines = ["| cell | server | each download (or stream), MB/s: min / median / max | max / min "
+             "| all, MB/s "
              "| bound | verified |", "|---|---|---:|---:|---:|---|---|"]
     many = []
     for cell in cells:
@@ -386,9 +387,12 @@ def fair_table(rows):
                 if t["median"] is None:
                     lines.append("| %s | %s | n/a (%s) | | | | |" % (cell, server, t["note"]))
                     continue
+                lo, mid, hi = "dl_min_mbs", "dl_median_mbs", "dl_max_mbs"
+                if (cell, server, "stream_min_mbs") in by:
+                    lo, mid, hi = "stream_min_mbs", None, "stream_max_mbs"
                 lines.append("| %s | %s | %s / %s / %s | %s | %s | %s | %s |" % (
-                    cell, server, med(cell, server, "dl_min_mbs"),
-                    med(cell, server, "dl_median_mbs"), med(cell, server, "dl_max_mbs"),
+                    cell, server, med(cell, server, lo),
+                    med(cell, server, mid) if mid else "-", med(cell, server, hi),
                     spread(cell, server), fmt(t["median"]), t["bound"], verified(cell, server)))
             elif (cell, server, "single_median_mbs") in by:
                 s = by[(cell, server, "single_median_mbs")]
@@ -600,7 +604,9 @@ def main():
                       "one process each (HTTP/1.1, then HTTP/2), no rate limit: each download's "
                       "own rate (its bytes over its own time), and the fastest over the slowest "
                       "(issue 22 asks for at most 2). Then one HTTP/2 connection of many streams "
-                      "(h2load -c1 -m) beside single-stream HTTP/2 clients (curl): the singles' "
+                      "(h2load -c1 -m), alone: each stream's rate over its own time (they all "
+                      "start at once), slowest and fastest; and beside single-stream HTTP/2 "
+                      "clients (curl): the singles' "
                       "rates, and what the many-stream connection received while they ran (its "
                       "socket's bytes from ss, from the singles' start to the last one's end), "
                       "in all and per stream; a server that shares by connection gives it about one single's "

@@ -124,6 +124,46 @@ cell_fair() {
 		"fastest / slowest download$(fair_issue_note "$ratio")"
 }
 
+# cell_fair_streams CELL: one HTTP/2 connection with FAIR_STREAMS streams
+# of fair.bin (h2load -c1 -m), alone: how the server shares it among its
+# streams. h2load's log has a line per stream, "start (us) status elapsed
+# (us)", and they all start at once. Rows: throughput (the connection's
+# MB/s), stream_min_mbs and stream_max_mbs (each stream over its own time)
+# and stream_spread (max / min).
+cell_fair_streams() {
+	local cell=$1 conf size ver=size note="" out ok data
+	if [ "$H2_OK" != yes ]; then
+		na_row fair "$cell" throughput MB/s "server does not offer h2 in ALPN"
+		return
+	fi
+	conf=$(client_conf 1.3 aes128gcm)
+	size=$(stat -c %s "$ROOT/fair.bin")
+	note_cmd "OPENSSL_CONF=$(basename "$conf") h2load -c1 -m$FAIR_STREAMS -n$FAIR_STREAMS --log-file=LOG https://127.0.0.1:PORT/fair.bin   # $cell"
+	on_client cat "$ROOT/fair.bin" >/dev/null
+	rm -f "$WORK/fair.h2log"
+	m_begin
+	out=$(OPENSSL_CONF=$conf on_client h2load -t1 -c1 -m"$FAIR_STREAMS" -n"$FAIR_STREAMS" \
+		--connection-inactivity-timeout=60 --log-file="$WORK/fair.h2log" \
+		"https://127.0.0.1:$SRV_PORT/fair.bin" 2>&1)
+	m_end
+	ok=$(sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' <<<"$out")
+	data=$(sed -n 's/^traffic: .* (\([0-9]*\)) data.*/\1/p' <<<"$out")
+	if [ "${ok:-0}" != "$FAIR_STREAMS" ] || [ "${data:-0}" != $((FAIR_STREAMS * size)) ] ||
+		! grep -q 'Application protocol: h2' <<<"$out"; then
+		ver=FAIL note="h2load: ${ok:-?} of $FAIR_STREAMS streams, ${data:-?} data bytes of $((FAIR_STREAMS * size)); "
+	fi
+	local lo hi
+	read -r lo hi < <(awk -v b="$size" 'NF >= 3 && $3 > 0 { r = b / $3
+		if (n++ == 0 || r < lo) lo = r; if (r > hi) hi = r }
+		END { if (n) printf "%.3f %.3f\n", lo, hi }' "$WORK/fair.h2log" 2>/dev/null)
+	row fair "$cell" throughput MB/s "$(fdiv "${data:-0}" "$(awk -v w="$M_WALL" 'BEGIN { print w * 1e6 }')" 1)" \
+		"$(fdiv "${data:-0}" "$(awk -v c="$M_CPU" 'BEGIN { print c * 1e6 }')" 1)" MB/cpu-s "$ver" \
+		"${note}one connection of $FAIR_STREAMS streams of $size bytes, alone; h2load: $(grep -m1 '^time for request' <<<"$out" | tr -s ' ')"
+	row fair "$cell" stream_min_mbs MB/s "$lo" "" "" "$ver" "its slowest stream, over its own time"
+	row fair "$cell" stream_max_mbs MB/s "$hi" "" "" "$ver" "its fastest stream, over its own time"
+	row fair "$cell" spread max/min "$(fdiv "$hi" "$lo" 2)" "" "" "$ver" "its fastest stream over its slowest"
+}
+
 # fair_conn_bytes PORT PID: bytes_received of PID's established TCP
 # connection to 127.0.0.1:PORT, from the kernel (ss); empty if it has none.
 fair_conn_bytes() {
