@@ -105,6 +105,12 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv,
 		l->tls = tls;
 		l->inherited = cl->fd > 0 && !cl->bound_here;
 		l->is_unix = cl->addr.ss_family == AF_UNIX;
+		/* Accepted sockets inherit it (sock.h: SOCK_NOTSENT_LOWAT). */
+		int lowat = SOCK_NOTSENT_LOWAT;
+		if (!l->is_unix &&
+		    setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat)) < 0)
+			log_msg(LOG_WARN, "listen %s: TCP_NOTSENT_LOWAT: %s", cl->text,
+				strerror(errno));
 		l->proxy = cl->proxy_protocol;
 		l->w = w;
 		/* On a socket every worker shares (an inherited one, a Unix one), a
@@ -493,7 +499,8 @@ static void *worker_main(void *arg)
 		"worker %u stats: accepted=%llu requests=%llu bytes_out=%llu ktls_tx=%llu "
 		"ktls_off=%llu body_copy=%llu body_splice=%llu send_ops=%llu splice_ops=%llu "
 		"read_ops=%llu recv_ops=%llu recv_ring=%llu recv_nobufs=%llu timeouts=%llu "
-		"truncated=%llu h2_mapped_bytes=%llu sendfile_calls=%llu ktls_hangups=%llu file_cache_hits=%llu file_cache_misses=%llu file_cache_mem_hits=%llu "
+		"truncated=%llu h2_mapped_bytes=%llu sendfile_calls=%llu ktls_hangups=%llu room_waits=%llu "
+		"file_cache_hits=%llu file_cache_misses=%llu file_cache_mem_hits=%llu "
 		"buffer_pool_hits=%lu/%lu",
 		w->id, (unsigned long long)st->accepted,
 		(unsigned long long)stats_sum(&st->requests[0][0], STAT_PROTOS * STAT_CLASSES),
@@ -507,6 +514,7 @@ static void *worker_main(void *arg)
 		(unsigned long long)stats_sum(st->timeouts, STAT_TIMEOUTS),
 		(unsigned long long)st->truncated, (unsigned long long)st->h2_mapped_bytes,
 		(unsigned long long)st->sendfile_calls, (unsigned long long)st->ktls_hangups,
+		(unsigned long long)st->room_waits,
 		(unsigned long long)w->files.hits,
 		(unsigned long long)w->files.misses, (unsigned long long)w->files.mem_hits,
 		w->bufs.hits, w->bufs.gets);

@@ -109,6 +109,13 @@ struct sock {
 	bool pace_posted;             /* the timer runs: the next send waits for it */
 	bool throttled;               /* the queue waited for tokens since it was last empty */
 
+	/* Bytes the socket accepts before it is full, as last asked
+	 * (sock_room), less what it accepted since; the kernel's answer is
+	 * only asked for when this is too little. */
+	size_t room;
+	bool room_unbounded;          /* not TCP (a Unix socket): not asked */
+	bool room_polled;             /* POLLOUT came since: the next chunk goes */
+
 	/* A batch (sock_batch_open) is open: its one fill holds the room. */
 	bool batch_open;
 
@@ -165,6 +172,18 @@ bool sock_ktls_hung_up(struct sock *s);
 bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len);
 unsigned sock_out_map_room(struct sock *s);
 
+/* How many more bytes the socket accepts now without waiting (SIZE_MAX:
+ * no limit known), asking the kernel only when fewer than want are known
+ * to fit. */
+size_t sock_room(struct sock *s, size_t want);
+/* Bytes queued in the transport that the socket has not accepted yet. */
+size_t sock_queued(const struct sock *s);
+/* Nothing is queued and the socket takes too little: wait for POLLOUT
+ * (busy until then; drive() follows), giving back the empty buffers. */
+void sock_wait_room(struct sock *s);
+/* Less than this much room is not worth a read and a send: wait. */
+#define SOCK_ROOM_MIN (16 * 1024)
+
 /* sock_input.c */
 void sock_rx_give_back_if_empty(struct sock *s);
 void sock_recv_done(struct ring_op *op, int res, uint32_t flags);
@@ -199,6 +218,8 @@ enum sock_sendfile_result sock_sendfile(struct sock *s, int fd, uint64_t off, si
 /* A splice's ring operations and their completions, and the wake-up of a
  * sock waiting for a pipe. */
 void sock_post_splice(struct sock *s, struct ring_op *op, bool in);
+/* A poll for POLLOUT: the sock is busy until sock_poll_done moves on. */
+void sock_poll_out(struct sock *s);
 void sock_splice_in_done(struct ring_op *op, int res, uint32_t flags);
 void sock_splice_out_done(struct ring_op *op, int res, uint32_t flags);
 void sock_poll_done(struct ring_op *op, int res, uint32_t flags);

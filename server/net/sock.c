@@ -44,6 +44,7 @@ struct sock *sock_new(const struct sock_env *env, int fd, const struct sock_tls 
 	s->fd = fd;
 	s->splice_fd = -1;
 	s->rx_bid = -1;
+	s->room = SOCK_NOTSENT_LOWAT;
 	s->wire.fd = fd;
 	s->wire.tx_alloc = pool_alloc;
 	s->wire.tx_free = pool_free;
@@ -226,6 +227,8 @@ void sock_account_sent(struct sock *s, enum stat_via via, int res)
 	enum stat_tls tls = stats_tls_path(s->ssl != NULL, sock_ktls_tx(s));
 
 	s->bytes_sent += (uint64_t)res;
+	if (res > 0)
+		s->room = (size_t)res < s->room ? s->room - (size_t)res : 0;
 	s->env->stats->bytes_out[via][tls] += (uint64_t)res;
 	if (res > 0)
 		ktls_account_tx(&s->wire, (size_t)res);

@@ -198,6 +198,20 @@ bool sock_tx_pending(const struct sock *s);
  * TLS mode, which nothing above it asks. Every buffer they pass through is
  * the transport's, in every mode, under the fill rule above. */
 
+/* Buffers follow the socket. A send handed more than the socket takes
+ * waits in the kernel with its buffer, and a slow client's socket is
+ * always full: 1,000 downloads at 64 KiB/s each held 582 KiB of pooled
+ * send buffers apiece (bench/tools/slowload.c), nginx 121 KiB. So every
+ * TCP listener sets TCP_NOTSENT_LOWAT, with which the kernel accepts bytes
+ * only while fewer than this many are queued unsent (tcp_stream_memory_free
+ * in include/net/tcp.h) and says POLLOUT below half of it; the transport
+ * asks how many are unsent (SIOCOUTQNSD) before it reads a chunk of a file
+ * and fills no more than the socket takes, and a socket that takes nothing
+ * more waits for POLLOUT holding no buffer: the bytes are still in the
+ * file. Twice the sealer's largest send (SEAL_MAX), so that a socket that
+ * says POLLOUT takes one whole send. */
+#define SOCK_NOTSENT_LOWAT (512 * 1024)
+
 /* --sendfile auto goes zero copy from this body size up, and only where the
  * kernel encrypts (kTLS): below it one read and one send (the head in the
  * same record) beat a send and two splices through a pipe; on plain HTTP,
@@ -212,9 +226,11 @@ bool sock_tx_pending(const struct sock *s);
 bool sock_body_zero_copy(const struct sock *s, enum config_tristate want, uint64_t size);
 
 /* Room for the next chunk of a copied body (a file read, or bytes the
- * file cache keeps), where the next send takes it from, or NULL when a
- * chunk waits to leave already or there is no room now: send first. A
- * file read into it is a fill. */
+ * file cache keeps), where the next send takes it from, no more than the
+ * socket takes now (SOCK_NOTSENT_LOWAT), or NULL when a chunk waits to
+ * leave already or there is no room now: send first, or, with nothing
+ * queued, the sock waits for room (busy; drive() follows) and gives back
+ * the buffers it does not hold bytes in. A file read into it is a fill. */
 char *sock_body_room(struct sock *s, size_t *room);
 
 /* File bytes a body is made of. */

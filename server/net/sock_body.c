@@ -46,11 +46,32 @@ bool sock_body_zero_copy(const struct sock *s, enum config_tristate want, uint64
  * more than a chunk ahead of the socket. */
 char *sock_body_room(struct sock *s, size_t *room)
 {
-	if (sock_user_tls(s))
-		return sock_out_reserve(s, 0, room);
-	if (sock_out_len(s) >= STAGE_CAP)
-		return NULL;
-	return sock_out_reserve(s, STAGE_CAP, room);
+	size_t queued = sock_queued(s), fits = sock_room(s, queued + STAGE_CAP), cap = STAGE_CAP;
+	char *p;
+
+	/* What the socket takes beyond what is queued, less the records'
+	 * headers and tags (22 bytes of 16 KiB under TLS 1.3). */
+	if (fits != SIZE_MAX) {
+		fits = fits > queued ? fits - queued : 0;
+		fits -= fits / 512;
+		if (fits < SOCK_ROOM_MIN) {
+			if (queued == 0 && !sock_busy(s))
+				sock_wait_room(s);
+			return NULL;
+		}
+		if (fits < cap)
+			cap = fits;
+	}
+	if (sock_user_tls(s)) {
+		p = sock_out_reserve(s, 0, room);
+	} else {
+		if (sock_out_len(s) >= STAGE_CAP)
+			return NULL;
+		p = sock_out_reserve(s, STAGE_CAP, room);
+	}
+	if (p && *room > cap)
+		*room = cap;
+	return p;
 }
 
 enum sock_file_result sock_send_file(struct sock *s, const struct sock_file *f, uint64_t off,
@@ -99,6 +120,21 @@ char *sock_batch_open(struct sock *s, size_t want, size_t *room)
 	}
 	if (!stage && (sock_busy(s) || sock_tx_pending(s)))
 		return NULL;
+	/* A new batch, no larger than the socket takes now (sock.h,
+	 * SOCK_NOTSENT_LOWAT): a full socket waits for room, holding none. */
+	size_t queued = sock_queued(s), fits = sock_room(s, queued + want);
+	if (fits != SIZE_MAX) {
+		fits = fits > queued ? fits - queued : 0;
+		fits -= fits / 512;
+		if (fits < SOCK_ROOM_MIN) {
+			if (queued == 0 && !sock_busy(s))
+				sock_wait_room(s);
+			return NULL;
+		}
+	}
+	size_t limit = fits < want ? fits : SIZE_MAX;
+	if (limit < want)
+		want = limit;
 	if (stage && s->stage && s->stage_cap < want && s->stage_len == 0 && !s->stage_fills) {
 		/* Sized for a body's chunk: a batch wants the whole of want. */
 		bufpool_put(s->env->bufs, s->stage, s->stage_cap);
@@ -114,6 +150,8 @@ char *sock_batch_open(struct sock *s, size_t want, size_t *room)
 	p = sock_out_reserve(s, want, room);
 	if (!p)
 		return NULL;
+	if (*room > limit)
+		*room = limit;
 	sock_fill_begin(s);
 	s->batch_open = true;
 	return p;

@@ -9,6 +9,8 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "ktls/ktls.h"
@@ -42,6 +44,46 @@ bool sock_drained(const struct sock *s)
 size_t sock_out_len(const struct sock *s)
 {
 	return sock_user_tls(s) ? s->stage_len : s->wire.tx_len - s->tx_sent;
+}
+
+size_t sock_queued(const struct sock *s)
+{
+	return s->wire.tx_len - s->tx_sent + (s->ct_len - s->ct_sent) + s->stage_len +
+	       s->splice_len;
+}
+
+size_t sock_room(struct sock *s, size_t want)
+{
+	int unsent;
+
+	if (s->room_unbounded)
+		return SIZE_MAX;
+	if (s->room_polled) {
+		/* POLLOUT: below half the low-water mark unsent, so at least
+		 * that much fits; once, then the count is asked again. */
+		s->room_polled = false;
+		if (s->room < SOCK_NOTSENT_LOWAT / 2)
+			s->room = SOCK_NOTSENT_LOWAT / 2;
+		return s->room;
+	}
+	if (s->room >= want)
+		return s->room;
+	if (ioctl(s->fd, SIOCOUTQNSD, &unsent) < 0) {
+		s->room_unbounded = true; /* a Unix socket: no such question */
+		return SIZE_MAX;
+	}
+	s->room = unsent >= 0 && (size_t)unsent < SOCK_NOTSENT_LOWAT
+			  ? SOCK_NOTSENT_LOWAT - (size_t)unsent
+			  : 0;
+	return s->room;
+}
+
+void sock_wait_room(struct sock *s)
+{
+	sock_release_idle_buffers(s);
+	s->room = 0; /* POLLOUT says there is some: ask again then */
+	s->env->stats->room_waits++;
+	sock_poll_out(s);
 }
 
 char *sock_out_reserve(struct sock *s, size_t len, size_t *room)

@@ -51,7 +51,7 @@ void sock_post_splice(struct sock *s, struct ring_op *op, bool in)
 }
 
 /* Wait for room in the socket (sock_poll_done). */
-static void post_poll_out(struct sock *s)
+void sock_poll_out(struct sock *s)
 {
 	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
 	io_uring_prep_poll_add(sqe, s->fd, POLLOUT);
@@ -152,7 +152,7 @@ void sock_splice_out_done(struct ring_op *op, int res, uint32_t flags)
 	if (s->closing)
 		goto out;
 	if (res == -EAGAIN) {
-		post_poll_out(s);
+		sock_poll_out(s);
 		goto out;
 	}
 	if (res < 0) {
@@ -189,6 +189,14 @@ void sock_poll_done(struct ring_op *op, int res, uint32_t flags)
 		sock_fail(s, "poll failed");
 		goto out;
 	}
+	if (res & POLLERR) {
+		sock_fail(s, "client went away");
+		goto out;
+	}
+	/* The socket said it takes more: the next body chunk goes whatever
+	 * the unsent count says (a reset connection keeps its count, and
+	 * waiting again would spin on a POLLOUT that never ends). */
+	s->room_polled = true;
 	if (s->splice_len > 0)
 		sock_post_splice(s, &s->splice_out_op, false);
 	else
@@ -226,13 +234,13 @@ enum sock_sendfile_result sock_sendfile(struct sock *s, int fd, uint64_t off, si
 		/* Short: the socket is full (or the file ends, which the next
 		 * call finds). Wait for room rather than try at once. */
 		if ((size_t)r < n)
-			post_poll_out(s);
+			sock_poll_out(s);
 		return SOCK_SENDFILE_SENT;
 	}
 	if (r == 0)
 		return SOCK_SENDFILE_EOF;
 	if (errno == EAGAIN) {
-		post_poll_out(s);
+		sock_poll_out(s);
 		return SOCK_SENDFILE_WAIT;
 	}
 	if (errno != EPIPE && errno != ECONNRESET)

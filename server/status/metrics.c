@@ -158,6 +158,10 @@ static const struct family families[] = {
      "sendfile(2) calls of cached file bytes (the rest of the zero-copy path is ring "
      "splices, counted in ktlsd_ring_operations_total).",
      SNAP(stats.sendfile_calls), NULL, NULL},
+    {"ktlsd_socket_full_waits_total", "counter",
+     "Times a response waited for room in a full socket holding no send buffer (a slow "
+     "client: the file's next bytes are read only once the socket takes them).",
+     SNAP(stats.room_waits), NULL, NULL},
     {"ktlsd_truncated_responses_total", "counter",
      "Responses cut short because their file shrank while it was sent.",
      SNAP(stats.truncated), NULL, NULL},
