@@ -9,11 +9,17 @@
  * so its receive window closes and the server's socket fills, as with a
  * real slow line. After SECONDS (or when every download ended) it prints:
  *
- *   conns=N established=N bytes=N done=N errors=N seconds=F
+ *   conns=N established=N bytes=N done=N errors=N seconds=F protocol=P cipher=C
  *
  * and, with -w FILE, writes "ready" to FILE once every connection has
  * received its first body bytes (the moment to look at the server's
  * memory), then keeps reading until the end.
+ *
+ * established: connections whose TLS handshake completed; bytes: body bytes
+ * (after the response header); done: responses the server ended (it closes
+ * after the body: Connection: close); errors: connections that failed
+ * before any body byte, or whose status line was not "HTTP/1.x 200".
+ * protocol and cipher: those of the first handshake that completed.
  *
  * Usage: slowload -p PORT [-H 127.0.0.1] [-u /path] [-c CONC] [-r RATE]
  *                 [-d SECONDS] [-w FILE] [-b RCVBUF] [-n SNI]
@@ -47,6 +53,9 @@ struct slot {
 	long tokens;
 	int got_body;
 	int paused; /* out of tokens: not in epoll for reading */
+	char status[12]; /* the first bytes of the response: "HTTP/1.1 200" */
+	int nstatus;
+	int eoh; /* how much of "\r\n\r\n" (the header's end) was seen */
 };
 
 static struct sockaddr_in addr;
@@ -90,7 +99,8 @@ static void want(int ep, struct slot *s, unsigned events)
 }
 
 static unsigned long long total_bytes;
-static int ndone, nerrors, nready;
+static int ndone, nerrors, nready, nestablished;
+static char seen_proto[32] = "none", seen_cipher[64] = "none";
 
 static void end_slot(int ep, struct slot *s, int error)
 {
@@ -100,6 +110,26 @@ static void end_slot(int ep, struct slot *s, int error)
 	else
 		ndone++;
 	s->phase = P_DONE;
+}
+
+/* eat_header: passes the response header in BUF (N bytes read) and returns
+ * how many of them are body bytes; -1 if the status is not a 200. */
+static int eat_header(struct slot *s, const char *buf, int n)
+{
+	static const char eoh[] = "\r\n\r\n";
+	int i = 0;
+
+	while (s->eoh < 4 && i < n) {
+		char c = buf[i++];
+		if (s->nstatus < (int)sizeof(s->status)) {
+			s->status[s->nstatus++] = c;
+			if (s->nstatus == (int)sizeof(s->status) &&
+			    (memcmp(s->status, "HTTP/1.", 7) != 0 || memcmp(s->status + 8, " 200", 4) != 0))
+				return -1;
+		}
+		s->eoh = c == eoh[s->eoh] ? s->eoh + 1 : (c == '\r' ? 1 : 0);
+	}
+	return n - i;
 }
 
 static void step(int ep, struct slot *s)
@@ -115,6 +145,11 @@ static void step(int ep, struct slot *s)
 		case P_HANDSHAKE:
 			r = SSL_do_handshake(s->ssl);
 			if (r == 1) {
+				if (nestablished++ == 0) {
+					snprintf(seen_proto, sizeof(seen_proto), "%s", SSL_get_version(s->ssl));
+					snprintf(seen_cipher, sizeof(seen_cipher), "%s",
+						 SSL_get_cipher_name(s->ssl));
+				}
 				s->phase = P_WRITE;
 				continue;
 			}
@@ -136,8 +171,13 @@ static void step(int ep, struct slot *s)
 				if (r <= 0)
 					goto again;
 				s->tokens -= r;
-				total_bytes += (unsigned long long)r;
-				if (!s->got_body) {
+				int body = eat_header(s, buf, r);
+				if (body < 0) {
+					end_slot(ep, s, 1);
+					return;
+				}
+				total_bytes += (unsigned long long)body;
+				if (body > 0 && !s->got_body) {
 					s->got_body = 1;
 					nready++;
 				}
@@ -158,11 +198,10 @@ again:
 	case SSL_ERROR_WANT_WRITE:
 		want(ep, s, EPOLLOUT);
 		return;
-	case SSL_ERROR_ZERO_RETURN:
-		end_slot(ep, s, 0);
-		return;
 	default:
-		/* The server closed at the end of the body (Connection: close). */
+		/* The server closed (close_notify or not): at the end of the body
+		 * (Connection: close) that is a download done; before any body
+		 * byte, an error. */
 		end_slot(ep, s, s->phase != P_READ || !s->got_body);
 		return;
 	}
@@ -206,13 +245,11 @@ int main(int argc, char **argv)
 
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct slot *slots = calloc((size_t)conc, sizeof(*slots));
-	int established = 0;
 	for (int i = 0; i < conc; i++) {
 		if (open_slot(ep, &slots[i]) < 0) {
 			perror("slowload: connect");
 			return 1;
 		}
-		established++;
 	}
 	double start = now_s(), next_tick = start + 0.05;
 	int wrote_ready = 0;
@@ -246,7 +283,9 @@ int main(int argc, char **argv)
 			wrote_ready = 1;
 		}
 	}
-	printf("conns=%d established=%d bytes=%llu done=%d errors=%d seconds=%.2f\n", conc,
-	       established, total_bytes, ndone, nerrors, now_s() - start);
+	printf("conns=%d established=%d bytes=%llu done=%d errors=%d seconds=%.2f protocol=%s "
+	       "cipher=%s\n",
+	       conc, nestablished, total_bytes, ndone, nerrors, now_s() - start, seen_proto,
+	       seen_cipher);
 	return 0;
 }
