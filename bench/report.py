@@ -31,7 +31,9 @@ LOWER_IS_BETTER = {"syscalls_per_mib", "sends_per_mib", "user_copy_bytes_per_mib
                    "rss_total",
                    "syscalls_per_mib_uml", "cpu_s_per_gb", "syscalls_per_request",
                    "other_than_event_loop_per_request", "io_uring_enter_per_request",
-                   "cpu_s", "probe_p50_ms", "probe_p99_ms", "probe_max_ms", "spread"}
+                   "cpu_s", "probe_p50_ms", "probe_p99_ms", "probe_max_ms", "spread",
+                   "pss_per_dl_ready", "pss_per_dl_end", "ready_s", "cpu_s_per_gb_steady",
+                   "sndq_per_dl"}
 # The second ktlsd build of bench/run --ktlsd-baseline: not a peer (never
 # "best peer"), compared with ktlsd in columns of its own.
 BASE = "ktlsd-base"
@@ -41,6 +43,9 @@ BUSY = 0.85
 # A cold-file cell that reached this share of the disk's own limit (the
 # same files read by dd, measured once per run) was bound by the disk.
 DISK_BOUND = 0.85
+# A slow-client cell that delivered this share of what its clients asked
+# for (N x their rate x the time) was bound by their pace, not by a core.
+PACED = 0.9
 
 
 def num(s):
@@ -125,7 +130,21 @@ def aggregate(raw):
             "note": note,
         })
     mark_disk_bound(rows)
+    mark_paced(rows)
     return rows
+
+
+def mark_paced(rows):
+    """Slow-client throughput that met the clients' own pace is bound by
+    that pace (the server used little of its core and the client waited on
+    purpose, which would otherwise read as "neither")."""
+    share = {(r["cell"], r["server"]): r["median"] for r in rows
+             if r["group"] == "slow" and r["metric"] == "paced_share"}
+    for r in rows:
+        if r["group"] == "slow" and r["metric"] == "throughput":
+            s = share.get((r["cell"], r["server"]))
+            if s is not None and s >= PACED:
+                r["bound"] = "paced" + (", shared core" if "shared core" in r["bound"] else "")
 
 
 def disk_rows(rows):
@@ -195,6 +214,7 @@ def ratio(a, b):
 # tables below it.
 HEADLINE = {"rate", "throughput", "peak_rss", "rss_total", "pss_per_conn", "pss_total",
             "syscalls_per_mib", "cpu_s_per_gb", "probe_p99_ms", "spread",
+            "pss_per_dl_ready", "pss_per_dl_end", "cpu_s_per_gb_steady",
             "user_copy_bytes_per_mib", "records_per_mib"}
 # Groups whose every metric is a headline (the many-downloads cell: its ring
 # operations per MiB are the point of it).
@@ -231,7 +251,13 @@ def ratio_table(rows):
         notes = []
         if k["median"] is None:
             notes.append(k["note"] or "not measured")
-        if k["bound"].startswith("neither"):
+        paced = by.get((g, cell, "paced_share", "ktlsd"))
+        if g == "slow" and metric == "throughput" and paced and paced["median"] is not None:
+            # Its clients set the pace: the server's and client's cores say
+            # little; what matters is whether they got what they asked for.
+            notes.append("the clients got %.0f%% of the rate they asked for (the handshakes' ramp "
+                         "counts)" % (100 * paced["median"]))
+        elif k["bound"].startswith("neither"):
             notes.append("ktlsd used %.0f%% of its core and the client cores were %.0f%% busy: "
                          "ktlsd waited (latency), neither side was saturated"
                          % (100 * (k["server_cpu_util"] or 0), 100 * (k["client_busy"] or 0)))
@@ -347,6 +373,45 @@ def cold_table(rows):
             med(cell, server, "probe_p50_ms"), med(cell, server, "probe_p99_ms"),
             med(cell, server, "probe_max_ms"), t["bound"] if t else "",
             "FAIL" if "FAIL" in verified else (verified[-1] if verified else "")))
+    return lines
+
+
+def slow_table(rows):
+    """The slow-client cells, one line per cell and server: the server's
+    memory per download (a few seconds after every client had body bytes,
+    and near the end), its CPU-seconds per GB, and what the clients got."""
+    by = {(r["cell"], r["server"], r["metric"]): r for r in rows if r["group"] == "slow"}
+    cells = [c for g, c, m in cells_of(rows) if g == "slow" and m == "pss_per_dl_ready"]
+    servers = servers_of([r for r in rows if r["group"] == "slow"])
+
+    def med(cell, server, metric, unit=""):
+        m = by.get((cell, server, metric))
+        return fmt(m["median"], unit) if m else "n/a"
+
+    lines = ["| cell | server | conns | KiB per download: at ready / at end "
+             "| server CPU-s per GB: run / steady | MB/s delivered (share of N x rate) "
+             "| ready after (s) | kernel send queue, KiB per download | bound | verified |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
+    for cell in cells:
+        conns = cell.split()[2].split("x")[0] if len(cell.split()) > 2 else "?"
+        for server in servers:
+            p = by.get((cell, server, "pss_per_dl_ready"))
+            if p is None:
+                continue
+            if p["median"] is None and (cell, server, "throughput") not in by:
+                lines.append("| %s | %s | %s | n/a (%s) | | | | | | |" % (cell, server, conns,
+                                                                         p["note"]))
+                continue
+            t = by.get((cell, server, "throughput"))
+            v = sorted({by[k]["verified"] for k in by if k[:2] == (cell, server)}, key=len)
+            lines.append("| %s | %s | %s | %s / %s | %s / %s | %s (%s) | %s | %s | %s | %s |" % (
+                cell, server, conns, med(cell, server, "pss_per_dl_ready"),
+                med(cell, server, "pss_per_dl_end"), med(cell, server, "cpu_s_per_gb"),
+                med(cell, server, "cpu_s_per_gb_steady"),
+                med(cell, server, "throughput"), med(cell, server, "paced_share"),
+                med(cell, server, "ready_s"), med(cell, server, "sndq_per_dl"),
+                t["bound"] if t else "",
+                "FAIL" if "FAIL" in v else (v[-1] if v else "")))
     return lines
 
 
@@ -533,6 +598,9 @@ def main():
              and r["server"] != "machine"),
         plot("cold_probe", "Cold files from disk: the probe's p99 latency meanwhile (median)", "ms",
              rows, lambda r: r["group"] == "cold" and r["metric"] == "probe_p99_ms"),
+        plot("slow", "Slow clients: server memory per download a few seconds after all had bytes",
+             "KiB per download", rows,
+             lambda r: r["group"] == "slow" and r["metric"] == "pss_per_dl_ready"),
         plot("syscalls", "Syscalls per MiB served (ktlsd: and io_uring operations), one download",
              "per MiB", rows, lambda r: r["group"] == "cost"
              and r["metric"] in ("syscalls_per_mib", "ring_ops_per_mib")),
@@ -558,6 +626,8 @@ def main():
         ("Cold files: downloads from disk, and a probe's latency meanwhile (issue 22)", ("cold",)),
         ("Fair shares: many downloads at once, and one connection of many streams (issue 22)",
          ("fair",)),
+        ("Slow clients: many slow TLS downloads at once, what they cost the server (issue 22)",
+         ("slow",)),
         ("Cost per MiB served (one download under strace), and per small request", ("cost",)),
         ("kTLS matrix (user-mode Linux; counts carry over, speed does not)", ("ktls",)),
         ("Limits of this machine", ("limits",)),
@@ -616,6 +686,29 @@ def main():
                       "shares it evenly, and a server's preferences show less.")
             md.append("")
             md += fair_table(rows)
+            md.append("")
+        if "slow" in groups:
+            md.append("N HTTPS (TLS 1.3, AES-128-GCM) HTTP/1.1 downloads of one cached 256 MiB "
+                      "file at once from `bench/tools/slowload.c` (one epoll thread on the client "
+                      "core), each read at a fixed rate, so every connection's socket stays full "
+                      "on the server's side, as with slow lines. KiB per download: (the proportional "
+                      "set size of all the server's processes, from `/proc/PID/smaps_rollup`, "
+                      "minus the same before the clients connected) / N, read a few seconds after "
+                      "every connection had body bytes (at ready) and again shortly before the "
+                      "clients stop (at end): flat if the two agree. Server CPU-s per GB: its user "
+                      "and system time over the clients' whole run, the N full handshakes "
+                      "included, per 10^9 body bytes delivered (run), which also pays for filling "
+                      "every socket's buffers at the start and so falls as the run grows longer; "
+                      "and between the two memory readings per 10^9 bytes the clients "
+                      "acknowledged meanwhile (steady; TLS records, from `ss -i`'s bytes_acked of "
+                      "the server's sockets). The kernel's send queue (`ss` Send-Q of the server's "
+                      "sockets at the first reading) is memory a slow client costs that the PSS "
+                      "does not show. The share in the MB/s column is "
+                      "what the clients got over what they asked for (N x rate x time); bound "
+                      "*paced* when it is %d%% or more. A fresh server per cell, one repetition; "
+                      "one download of the file checked byte for byte afterwards." % (PACED * 100))
+            md.append("")
+            md += slow_table(rows)
             md.append("")
         md += full_table(rows, groups)
         md.append("")

@@ -52,6 +52,9 @@ setup_tools() {
 	HSLOAD=$WORK/hsload
 	cc -O2 -o "$HSLOAD" "$HERE/tools/hsload.c" -lssl -lcrypto 2>>"$OUT/run.log" ||
 		die "cannot build bench/tools/hsload.c (needs gcc and libssl-dev)"
+	SLOWLOAD=$WORK/slowload
+	cc -O2 -o "$SLOWLOAD" "$HERE/tools/slowload.c" -lssl -lcrypto 2>>"$OUT/run.log" ||
+		die "cannot build bench/tools/slowload.c (needs gcc and libssl-dev)"
 }
 
 # The ktlsd under test: --ktlsd / $KTLSD, else one built in bench/.build
@@ -172,7 +175,7 @@ write_versions() {
 		echo "wrk: $(wrk -v 2>&1 | head -n1)"
 		echo "h2load: $(h2load --version 2>&1 | head -n1)"
 		echo "curl: $(curl -V | head -n1)"
-		echo "hsload: bench/tools/hsload.c, $(cc --version | head -n1)"
+		echo "hsload, slowload: bench/tools/hsload.c, bench/tools/slowload.c, $(cc --version | head -n1)"
 	} >"$OUT/versions.txt"
 	"$KTLSD_BIN" --check --root "$ROOT" >"$OUT/ktlsd-check.txt" 2>&1
 }

@@ -1,0 +1,197 @@
+# shellcheck shell=bash
+# The slow-clients cell (issue 22: "thousands of slow clients at the cost of
+# a few"): N HTTPS (TLS 1.3, AES-128-GCM) HTTP/1.1 downloads of one cached
+# file of SLOW_MIB MiB at once, each read at SLOW_RATE bytes a second, for
+# SLOW_SECS seconds, by bench/tools/slowload.c: one epoll thread on the
+# client core, a token bucket per connection, so a connection out of tokens
+# stops reading, its receive window closes and the server's socket fills,
+# as with a real slow line. What it costs the server:
+#
+#   - memory per download: the proportional set size of all the server's
+#     processes (/proc/PID/smaps_rollup, master and workers summed) a few
+#     seconds after every connection got its first body bytes, less the same
+#     before the clients connected, over N; and the same again near the end
+#     of the run, to show whether it stays flat;
+#   - CPU-seconds per GB: the server's user+system time (all processes and
+#     threads) from the clients' start to their end, N full handshakes
+#     included, over the body bytes slowload received. That run also pays
+#     for filling each socket's buffers at the start (the kernel grows a
+#     send buffer up to net.ipv4.tcp_wmem's maximum, 4 MiB on the 2-core
+#     development VM: 3.6 MB a connection was queued in ktlsd's sockets 5 s
+#     into a 50-client run, when each client had read some 0.3 MB), so it
+#     falls as the run grows longer; hence also
+#   - steady CPU-seconds per GB: the same between the two memory readings,
+#     over the bytes the clients acknowledged meanwhile (TLS records, from
+#     the server sockets' bytes_acked, ss -i);
+#   - the kernel's send queue per download at the first reading (Send-Q of
+#     the server's sockets, ss): memory a slow client costs that PSS does
+#     not show.
+#
+# Globals: SLOW_RATE, SLOW_SECS (bench/run); SLOWLOAD (the tool, built by
+# setup_tools); and the cells' globals (lib/cells.sh).
+
+SLOW_MIB=256
+SLOW_SETTLE=3 # seconds after "ready" before the first memory reading
+SLOW_TAIL=2   # ... and before slowload's end for the second
+
+# slow_label N: "1000x64KiB/s", for the cell names.
+# shellcheck disable=SC2153 # SLOW_RATE is set by bench/run
+slow_label() {
+	if [ $((SLOW_RATE % 1024)) = 0 ]; then
+		echo "${1}x$((SLOW_RATE / 1024))KiB/s"
+	else
+		echo "${1}x${SLOW_RATE}B/s"
+	fi
+}
+
+# slow_setup: the file (random bytes, on tmpfs with the other test files, so
+# it is cached for every server alike).
+slow_setup() {
+	local f=$ROOT/slow.bin
+	openssl enc -aes-128-ctr -nosalt -pass pass:slow -in /dev/zero 2>/dev/null |
+		head -c $((SLOW_MIB * 1048576)) >"$f"
+	[ "$(stat -c %s "$f")" = $((SLOW_MIB * 1048576)) ] || die "cannot make $f"
+	sha256sum "$f" | cut -d' ' -f1 >"$WORK/sha/slow.bin"
+	log "slow-clients file ready: $SLOW_MIB MiB; $SLOW_SECS s at $SLOW_RATE bytes/s per download"
+}
+
+# slow_sleep_until T: sleep until now_s is T, or return at once if PID
+# $SLOW_PID has exited (checked every 0.1 s).
+slow_sleep_until() {
+	while awk -v t="$1" -v n="$(now_s)" 'BEGIN { exit !(n < t) }'; do
+		kill -0 "$SLOW_PID" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	kill -0 "$SLOW_PID" 2>/dev/null
+}
+
+# slow_sockets PORT: "SENDQ ACKED" summed over the established TCP sockets
+# whose local port is PORT (the server's side): bytes queued to send, and
+# bytes the peers acknowledged; nothing without ss (iproute2).
+slow_sockets() {
+	command -v ss >/dev/null || return 0
+	ss -Htin state established "( sport = :$1 )" 2>/dev/null | awk '
+		/^[0-9]/ { q += $2 }
+		match($0, /bytes_acked:[0-9]+/) { a += substr($0, RSTART + 12, RLENGTH - 12) }
+		END { printf "%.0f %.0f\n", q, a }'
+}
+
+# slow_kib_per AFTER BEFORE N: (AFTER - BEFORE) / N, one decimal; empty when
+# AFTER is.
+slow_kib_per() {
+	[ -n "$1" ] || return 0
+	fdiv "$(($1 - $2))" "$3" 1
+}
+
+# cell_slow CELL N: N slow downloads of slow.bin from the server started
+# last (bench/run starts it fresh, with the file-descriptor limit raised).
+# Rows: pss_per_dl_ready and pss_per_dl_end (KiB), cpu_s_per_gb, throughput
+# (MB/s delivered, and per server CPU-second), paced_share (delivered over
+# N x SLOW_RATE x seconds: 1 when every client got its rate) and ready_s
+# (seconds until every connection had body bytes).
+cell_slow() {
+	local cell=$1 n=$2 conf size ver=size note="" before t0 t_ready="" ready_s="" mem_ready="" mem_end=""
+	local c_ready c_end q_ready="" a_ready a_end q_end
+	size=$(stat -c %s "$ROOT/slow.bin")
+	if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt $((n + 64)) ]; then
+		na_row slow "$cell" pss_per_dl_ready KiB "needs $((n + 64)) file descriptors; hard limit $(ulimit -Hn)"
+		return
+	fi
+	conf=$(client_conf 1.3 aes128gcm)
+	# Let the server settle (nginx's worker is forked after its master
+	# listens) before the reading every other one is measured against.
+	sleep 1
+	before=$(mem_kib "$SRV_PID")
+	note_cmd "OPENSSL_CONF=$(basename "$conf") slowload -p PORT -u /slow.bin -c $n -r $SLOW_RATE -d $SLOW_SECS -w READY   # $cell; PSS of the server's processes before, $SLOW_SETTLE s after READY and $SLOW_TAIL s before the end"
+	rm -f "$WORK/slow.ready"
+	m_begin
+	t0=$(now_s)
+	# Not through on_client: $! must be slowload itself (it raises its own
+	# descriptor limit to N + 64).
+	(
+		export OPENSSL_CONF=$conf
+		exec taskset -c "$CLIENT_CPUS" "$SLOWLOAD" -p "$SRV_PORT" -u /slow.bin -c "$n" \
+			-r "$SLOW_RATE" -d "$SLOW_SECS" -w "$WORK/slow.ready"
+	) >"$WORK/slow.out" 2>&1 &
+	SLOW_PID=$!
+	echo "$SLOW_PID" >>"$WORK/pids"
+	# Every connection has body bytes: the server holds N downloads in
+	# flight, each with its socket full.
+	while [ ! -f "$WORK/slow.ready" ] && kill -0 "$SLOW_PID" 2>/dev/null; do
+		sleep 0.1
+	done
+	if [ -f "$WORK/slow.ready" ]; then
+		t_ready=$(now_s)
+		ready_s=$(awk -v a="$t0" -v b="$t_ready" 'BEGIN { printf "%.2f", b - a }')
+		if slow_sleep_until "$(awk -v t="$t_ready" -v s="$SLOW_SETTLE" 'BEGIN { printf "%.3f", t + s }')"; then
+			mem_ready=$(mem_kib "$SRV_PID")
+			c_ready=$(cpu_ticks "$SRV_PID")
+			read -r q_ready a_ready < <(slow_sockets "$SRV_PORT")
+		fi
+		# Near the end, and at least a second after the first reading.
+		local t_end
+		t_end=$(awk -v a="$t0" -v d="$SLOW_SECS" -v k="$SLOW_TAIL" -v r="$t_ready" -v s="$SLOW_SETTLE" \
+			'BEGIN { e = a + d - k; m = r + s + 1; printf "%.3f", (e > m ? e : m) }')
+		if [ -n "$mem_ready" ] && slow_sleep_until "$t_end"; then
+			mem_end=$(mem_kib "$SRV_PID")
+			c_end=$(cpu_ticks "$SRV_PID")
+			read -r q_end a_end < <(slow_sockets "$SRV_PORT")
+		fi
+	fi
+	wait "$SLOW_PID"
+	m_end
+	local out conns est bytes done_ errs secs proto cipher
+	out=$(tail -n1 "$WORK/slow.out")
+	conns=$(sed -n 's/^conns=\([0-9]*\) .*/\1/p' <<<"$out")
+	est=$(sed -n 's/.* established=\([0-9]*\).*/\1/p' <<<"$out")
+	bytes=$(sed -n 's/.* bytes=\([0-9]*\).*/\1/p' <<<"$out")
+	done_=$(sed -n 's/.* done=\([0-9]*\).*/\1/p' <<<"$out")
+	errs=$(sed -n 's/.* errors=\([0-9]*\).*/\1/p' <<<"$out")
+	secs=$(sed -n 's/.* seconds=\([0-9.]*\).*/\1/p' <<<"$out")
+	proto=$(sed -n 's/.* protocol=\([^ ]*\).*/\1/p' <<<"$out")
+	cipher=$(sed -n 's/.* cipher=\([^ ]*\).*/\1/p' <<<"$out")
+	# The bytes: one download checked byte for byte afterwards (so that it
+	# is not in the memory readings), and the server still serves.
+	verify_download "https://127.0.0.1:$SRV_PORT/slow.bin" "$WORK/sha/slow.bin" "$conf" --http1.1
+	# Every client connected, got a 200 and body bytes, and none failed;
+	# and none ended early where no download can end in the time.
+	if [ "${conns:-}" != "$n" ] || [ "${est:-}" != "$n" ] || [ "${errs:-1}" != 0 ]; then
+		ver=FAIL note="${note}established ${est:-?} of $n; errors ${errs:-?}; "
+	fi
+	[ -n "$t_ready" ] || ver=FAIL note="${note}not every connection got body bytes within $SLOW_SECS s; "
+	if [ $((SLOW_RATE * ${SLOW_SECS%.*})) -lt "$size" ] && [ "${done_:-1}" != 0 ]; then
+		ver=FAIL note="${note}the server ended ${done_:-?} downloads early; "
+	fi
+	[ "$proto" = TLSv1.3 ] || ver=FAIL note="${note}slowload negotiated ${proto:-?}; "
+	[ -n "$t_ready" ] && [ -z "$mem_end" ] && note="${note}slowload ended before the second memory reading; "
+	note="${note}slowload: $out; PSS before ${before} KiB, at ready ${mem_ready:-?} KiB, near the end ${mem_end:-?} KiB"
+	local per_ready per_end gb mbs share steady="" sndq=""
+	if [ -n "$mem_end" ]; then
+		steady=$(awk -v c0="$c_ready" -v c1="$c_end" -v a0="$a_ready" -v a1="$a_end" -v hz="$CLK_TCK" \
+			'BEGIN { if (a1 > a0) printf "%.3f", (c1 - c0) / hz / ((a1 - a0) / 1e9) }')
+		note="${note}; between the readings: $(fdiv "$((c_end - c_ready))" "$CLK_TCK" 2) server CPU-s, $((a_end - a_ready)) bytes acknowledged; send queues $q_ready then $q_end bytes"
+	fi
+	[ -n "$q_ready" ] && sndq=$(fdiv "$q_ready" "$((n * 1024))" 1)
+	per_ready=$(slow_kib_per "$mem_ready" "$before" "$n")
+	per_end=$(slow_kib_per "$mem_end" "$before" "$n")
+	gb=$(fdiv "${bytes:-0}" 1e9 9)
+	mbs=$(fdiv "${bytes:-0}" "$(awk -v s="${secs:-0}" 'BEGIN { print s * 1e6 }')" 1)
+	share=$(fdiv "${bytes:-0}" "$(awk -v n="$n" -v r="$SLOW_RATE" -v s="${secs:-0}" 'BEGIN { print n * r * s }')" 3)
+	row slow "$cell" pss_per_dl_ready KiB "${per_ready:-n/a}" "" "" "$ver" \
+		"(PSS $SLOW_SETTLE s after every connection had body bytes - PSS before they connected) / $n; $note"
+	row slow "$cell" pss_per_dl_end KiB "${per_end:-n/a}" "" "" "$ver" \
+		"(PSS $SLOW_TAIL s before slowload's end - PSS before) / $n: flat over time if near the first"
+	row slow "$cell" cpu_s_per_gb cpu-s/GB "$(fdiv "$M_CPU" "$gb" 3)" "" "" "$ver" \
+		"server CPU-seconds (all processes and threads) from the clients' start to their end, $n handshakes included, per 10^9 body bytes"
+	row slow "$cell" cpu_s_per_gb_steady cpu-s/GB "${steady:-n/a}" "" "" "$ver" \
+		"server CPU-seconds between the two memory readings per 10^9 bytes the clients acknowledged meanwhile (TLS records; ss bytes_acked)"
+	row slow "$cell" sndq_per_dl KiB "${sndq:-n/a}" "" "" "$ver" \
+		"the kernel's send queue of the server's sockets at the first memory reading (ss Send-Q) / $n: not in PSS"
+	row slow "$cell" throughput MB/s "${mbs:-n/a}" \
+		"$(fdiv "${bytes:-0}" "$(awk -v c="$M_CPU" 'BEGIN { print c * 1e6 }')" 1)" MB/cpu-s "$ver" \
+		"body bytes over slowload's ${secs:-?} s; $n x $SLOW_RATE bytes/s is $(fdiv "$((n * SLOW_RATE))" 1e6 1) MB/s"
+	row slow "$cell" paced_share x "${share:-n/a}" "" "" "$ver" \
+		"delivered / ($n x $SLOW_RATE bytes/s x slowload's seconds): 1 when every client got its rate (the handshakes' ramp counts)"
+	row slow "$cell" ready_s s "${ready_s:-n/a}" "" "" "$ver" \
+		"from slowload's start until every connection had body bytes; $proto $cipher"
+}
