@@ -287,5 +287,14 @@ int main(int argc, char **argv)
 	       "cipher=%s\n",
 	       conc, nestablished, total_bytes, ndone, nerrors, now_s() - start, seen_proto,
 	       seen_cipher);
+	/* Everything is freed, so that a sanitizer build of this tool (the
+	 * ASan suite builds it as a check program) reports no leak. */
+	for (int i = 0; i < conc; i++) {
+		SSL_free(slots[i].ssl);
+		close(slots[i].fd);
+	}
+	free(slots);
+	SSL_CTX_free(ctx);
+	close(ep);
 	return 0;
 }
