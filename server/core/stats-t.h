@@ -83,6 +83,7 @@ struct worker_stats {
 	uint64_t sendfile_calls;                 /* sendfile(2) of cached file bytes (sock_sendfile) */
 	uint64_t ktls_hangups;                   /* kTLS connections failed by their hang-up watch */
 	uint64_t room_waits;                     /* waits for a full socket, holding no buffer (sock.h) */
+	uint64_t slow_socks;                     /* connections found slow at a tick (sock_tick) */
 };
 
 /* Who encrypts for a connection, from its two flags. */

@@ -385,6 +385,7 @@ void conn_check_deadline(struct conn *c, uint64_t now_ms)
 	if (c->state == CONN_CLOSING)
 		return;
 	hold(c);
+	sock_tick(c->sock, now_ms);
 	if (c->state == CONN_PROTO)
 		c->proto->tick(c);
 	if (c->state != CONN_CLOSING && c->deadline_ms && now_ms >= c->deadline_ms) {

@@ -115,6 +115,13 @@ struct sock {
 	size_t room;
 	bool room_unbounded;          /* not TCP (a Unix socket): not asked */
 	bool room_polled;             /* POLLOUT came since: the next chunk goes */
+	/* Reads follow the room: from the start until the socket is shown
+	 * fast, and again from a tick that finds it slow (sock.h,
+	 * SOCK_SLOW_BYTES_PER_S). */
+	bool follow_room;
+	bool counted_slow;            /* in stats->slow_socks */
+	uint64_t tick_sent;           /* bytes_sent at the last tick */
+	uint64_t tick_ms;             /* and when that was */
 
 	/* A batch (sock_batch_open) is open: its one fill holds the room. */
 	bool batch_open;
@@ -176,6 +183,8 @@ unsigned sock_out_map_room(struct sock *s);
  * no limit known), asking the kernel only when fewer than want are known
  * to fit. */
 size_t sock_room(struct sock *s, size_t want);
+/* Since the last tick the socket took bytes at a fast client's pace. */
+bool sock_shown_fast(const struct sock *s);
 /* Bytes queued in the transport that the socket has not accepted yet. */
 size_t sock_queued(const struct sock *s);
 /* Nothing is queued and the socket takes too little: wait for POLLOUT

@@ -4,6 +4,8 @@
 #include "server/net/sock-int.h"
 
 #include <stdlib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -45,6 +47,8 @@ struct sock *sock_new(const struct sock_env *env, int fd, const struct sock_tls 
 	s->splice_fd = -1;
 	s->rx_bid = -1;
 	s->room = SOCK_NOTSENT_LOWAT;
+	s->follow_room = true; /* until it shows it is fast (sock_tick) */
+	s->tick_ms = *env->now_ms;
 	s->wire.fd = fd;
 	s->wire.tx_alloc = pool_alloc;
 	s->wire.tx_free = pool_free;
@@ -274,6 +278,36 @@ void sock_release_idle_buffers(struct sock *s)
 		s->plain = NULL;
 		s->plain_start = s->plain_end = s->plain_cap = 0;
 	}
+}
+
+void sock_tick(struct sock *s, uint64_t now_ms)
+{
+	uint64_t sent = s->bytes_sent - s->tick_sent, ms = now_ms - s->tick_ms;
+	bool waiting = s->send_posted || s->splice_posted;
+
+	s->tick_sent = s->bytes_sent;
+	s->tick_ms = now_ms;
+	if (s->room_unbounded || ms == 0 || ms > 10 * 1000)
+		return; /* the first tick, or a worker that stood still */
+	uint64_t rate = sent * 1000 / ms;
+	if (waiting && rate < SOCK_SLOW_BYTES_PER_S) {
+		if (!s->follow_room)
+			s->room = 0; /* ask the kernel */
+		s->follow_room = true;
+		if (!s->counted_slow)
+			s->env->stats->slow_socks++;
+		s->counted_slow = true;
+	} else if (rate >= SOCK_FAST_BYTES_PER_S) {
+		s->follow_room = false;
+	}
+}
+
+bool sock_shown_fast(const struct sock *s)
+{
+	uint64_t ms = *s->env->now_ms - s->tick_ms, sent = s->bytes_sent - s->tick_sent;
+
+	return ms >= SOCK_FAST_PROBE_MS && sent >= SOCK_FAST_PROBE_BYTES &&
+	       sent * 1000 / ms >= SOCK_FAST_BYTES_PER_S;
 }
 
 uint64_t sock_bytes_sent(const struct sock *s)

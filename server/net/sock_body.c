@@ -46,7 +46,7 @@ bool sock_body_zero_copy(const struct sock *s, enum config_tristate want, uint64
  * more than a chunk ahead of the socket. */
 char *sock_body_room(struct sock *s, size_t *room)
 {
-	size_t queued = sock_queued(s), fits = sock_room(s, queued + STAGE_CAP), cap = STAGE_CAP;
+	size_t queued = sock_queued(s), fits = sock_room(s, queued + STAGE_CAP), cap = SIZE_MAX;
 	char *p;
 
 	/* What the socket takes beyond what is queued, less the records'

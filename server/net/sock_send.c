@@ -56,7 +56,7 @@ size_t sock_room(struct sock *s, size_t want)
 {
 	int unsent;
 
-	if (s->room_unbounded)
+	if (!s->follow_room || s->room_unbounded)
 		return SIZE_MAX;
 	if (s->room_polled) {
 		/* POLLOUT: below half the low-water mark unsent, so at least
@@ -68,6 +68,10 @@ size_t sock_room(struct sock *s, size_t want)
 	}
 	if (s->room >= want)
 		return s->room;
+	if (sock_shown_fast(s)) {
+		s->follow_room = false;
+		return SIZE_MAX;
+	}
 	if (ioctl(s->fd, SIOCOUTQNSD, &unsent) < 0) {
 		s->room_unbounded = true; /* a Unix socket: no such question */
 		return SIZE_MAX;

@@ -162,6 +162,10 @@ static const struct family families[] = {
      "Times a response waited for room in a full socket holding no send buffer (a slow "
      "client: the file's next bytes are read only once the socket takes them).",
      SNAP(stats.room_waits), NULL, NULL},
+    {"ktlsd_slow_connections_total", "counter",
+     "Times a connection was found slow (its socket full, under 4 MiB/s accepted over a "
+     "250 ms tick): from then on it holds send buffers only while its socket takes bytes.",
+     SNAP(stats.slow_socks), NULL, NULL},
     {"ktlsd_truncated_responses_total", "counter",
      "Responses cut short because their file shrank while it was sent.",
      SNAP(stats.truncated), NULL, NULL},

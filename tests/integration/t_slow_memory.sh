@@ -4,7 +4,8 @@
 # buffers. 200 TLS downloads of the 32 MiB file at once, each read at
 # 64 KiB/s (slowload, bench/tools/slowload.c: one thread, a token bucket
 # per connection), so every socket stays full. A download whose socket is
-# full holds no send buffer (sock.h: SOCK_NOTSENT_LOWAT): the worker's
+# full holds no send buffer (sock.h: SOCK_NOTSENT_LOWAT; a fast one's reads
+# are not cut to the room, t_download): the worker's
 # anonymous PSS grows by the TLS session and the connection, not by the
 # 128 KiB read chunk and the 256 KiB of sealed records each download held
 # before (582 KiB a download at 1,000 of them; nginx 1.22 121 KiB). An
@@ -47,9 +48,13 @@ for ((i = 0; i < 75; i++)); do
 		break
 	fi
 done
-waits=$(curl -sS --max-time 30 "http://127.0.0.1:$SPORT/metrics" |
-	awk '$1 ~ /^ktlsd_socket_full_waits_total/ { n += $2 } END { print n + 0 }')
+metrics=$(curl -sS --max-time 30 "http://127.0.0.1:$SPORT/metrics")
+waits=$(awk '$1 ~ /^ktlsd_socket_full_waits_total/ { n += $2 } END { print n + 0 }' <<<"$metrics")
+slow=$(awk '$1 ~ /^ktlsd_slow_connections_total/ { n += $2 } END { print n + 0 }' <<<"$metrics")
 check "every full socket waited for room holding no buffer ($waits times)" test "${waits:-0}" -ge "$N"
+# Reads follow the room only for connections not shown fast (sock.h,
+# SOCK_SLOW_BYTES_PER_S): every one of these is found slow.
+check "every slow download was found slow ($slow of $N)" test "${slow:-0}" -ge "$N"
 if grep -qa __asan_init "$KTLSD"; then
 	skip "slow downloads: memory per download" "not measured under AddressSanitizer (redzones, quarantine)"
 elif [ "$ok" = 0 ]; then
