@@ -105,12 +105,6 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv,
 		l->tls = tls;
 		l->inherited = cl->fd > 0 && !cl->bound_here;
 		l->is_unix = cl->addr.ss_family == AF_UNIX;
-		/* Accepted sockets inherit it (sock.h: SOCK_NOTSENT_LOWAT). */
-		int lowat = SOCK_NOTSENT_LOWAT;
-		if (!l->is_unix &&
-		    setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat)) < 0)
-			log_msg(LOG_WARN, "listen %s: TCP_NOTSENT_LOWAT: %s", cl->text,
-				strerror(errno));
 		l->proxy = cl->proxy_protocol;
 		l->w = w;
 		/* On a socket every worker shares (an inherited one, a Unix one), a

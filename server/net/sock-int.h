@@ -119,6 +119,7 @@ struct sock {
 	 * fast, and again from a tick that finds it slow (sock.h,
 	 * SOCK_SLOW_BYTES_PER_S). */
 	bool follow_room;
+	bool lowat_set;               /* the socket has TCP_NOTSENT_LOWAT */
 	bool counted_slow;            /* in stats->slow_socks */
 	uint64_t tick_sent;           /* bytes_sent at the last tick */
 	uint64_t tick_ms;             /* and when that was */
@@ -185,6 +186,9 @@ unsigned sock_out_map_room(struct sock *s);
 size_t sock_room(struct sock *s, size_t want);
 /* Since the last tick the socket took bytes at a fast client's pace. */
 bool sock_shown_fast(const struct sock *s);
+/* Shown fast: reads no longer follow the room, and the socket loses its
+ * low-water mark. */
+void sock_stop_following_room(struct sock *s);
 /* Bytes queued in the transport that the socket has not accepted yet. */
 size_t sock_queued(const struct sock *s);
 /* Nothing is queued and the socket takes too little: wait for POLLOUT

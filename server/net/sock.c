@@ -4,8 +4,6 @@
 #include "server/net/sock-int.h"
 
 #include <stdlib.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -298,7 +296,7 @@ void sock_tick(struct sock *s, uint64_t now_ms)
 			s->env->stats->slow_socks++;
 		s->counted_slow = true;
 	} else if (rate >= SOCK_FAST_BYTES_PER_S) {
-		s->follow_room = false;
+		sock_stop_following_room(s);
 	}
 }
 

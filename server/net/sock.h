@@ -201,21 +201,26 @@ bool sock_tx_pending(const struct sock *s);
 /* Buffers follow the socket. A send handed more than the socket takes
  * waits in the kernel with its buffer, and a slow client's socket is
  * always full: 1,000 downloads at 64 KiB/s each held 582 KiB of pooled
- * send buffers apiece (bench/tools/slowload.c), nginx 121 KiB. So every
- * TCP listener sets TCP_NOTSENT_LOWAT, with which the kernel accepts bytes
- * only while fewer than this many are queued unsent (tcp_stream_memory_free
- * in include/net/tcp.h) and says POLLOUT below half of it (without it the
- * kernel itself queued 3.8 MB unsent for each such client, its send buffer
- * autotuned to 4 MiB); the transport asks how many are unsent (SIOCOUTQNSD)
- * before it reads a chunk of a file and fills no more than the socket
- * takes, and a socket that takes nothing more waits for POLLOUT holding no
- * buffer: the bytes are still in the file. Twice the sealer's largest send
- * (SEAL_MAX), so that a socket that says POLLOUT takes one whole send.
+ * send buffers apiece (bench/tools/slowload.c), nginx 121 KiB. So before
+ * a body's bytes go through a buffer (a chunk read from the file, an
+ * HTTP/2 batch), the socket gets TCP_NOTSENT_LOWAT, with which the kernel
+ * accepts bytes only while fewer than this many are queued unsent
+ * (tcp_stream_memory_free in include/net/tcp.h) and says POLLOUT below
+ * half of it (without it the kernel itself queued 3.8 MB unsent for each
+ * such client, its send buffer autotuned to 4 MiB); the transport asks how
+ * many are unsent (SIOCOUTQNSD) before it reads a chunk and fills no more
+ * than the socket takes, and a socket that takes nothing more waits for
+ * POLLOUT holding no buffer: the bytes are still in the file. Twice the
+ * sealer's largest send (SEAL_MAX), so that a socket that says POLLOUT
+ * takes one whole send.
  *
- * Reads follow the room only while the client is not shown fast: a fast
- * socket is full for a moment many times a second, and reads cut to its
- * room were smaller and cost 1 GiB loopback downloads ~25% more server CPU
- * per byte (AMD EPYC family 25, 0.83 -> 1.14 CPU-s/GB). */
+ * Only while the client is not shown fast: a fast socket is full for a
+ * moment many times a second, and reads cut to its room were smaller and
+ * cost 1 GiB loopback downloads ~25% more server CPU per byte (AMD EPYC
+ * family 25, 0.83 -> 1.14 CPU-s/GB); the mark itself cost cold-file and
+ * 1,000-download cells 20-45% (more, smaller sends). Bodies sent by
+ * sendfile or splice hold no buffer of ours while they wait, and never set
+ * it: their kernel queue is the same as nginx's. */
 #define SOCK_NOTSENT_LOWAT (512 * 1024)
 /* Slow: at a worker tick, a send (or a wait for room) still in the kernel
  * and fewer than this many bytes per second accepted since the last tick,

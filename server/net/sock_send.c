@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -52,12 +54,36 @@ size_t sock_queued(const struct sock *s)
 	       s->splice_len;
 }
 
+/* TCP_NOTSENT_LOWAT on, or off (0 is the sysctl's default, no mark:
+ * tcp_notsent_lowat in include/net/tcp.h); false on a socket without it
+ * (a Unix one). */
+static bool sock_set_lowat(struct sock *s, bool on)
+{
+	int mark = on ? SOCK_NOTSENT_LOWAT : 0;
+
+	if (setsockopt(s->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &mark, sizeof(mark)) < 0)
+		return false;
+	s->lowat_set = on;
+	return true;
+}
+
+void sock_stop_following_room(struct sock *s)
+{
+	s->follow_room = false;
+	if (s->lowat_set)
+		sock_set_lowat(s, false);
+}
+
 size_t sock_room(struct sock *s, size_t want)
 {
 	int unsent;
 
 	if (!s->follow_room || s->room_unbounded)
 		return SIZE_MAX;
+	if (!s->lowat_set && !sock_set_lowat(s, true)) {
+		s->room_unbounded = true;
+		return SIZE_MAX;
+	}
 	if (s->room_polled) {
 		/* POLLOUT: below half the low-water mark unsent, so at least
 		 * that much fits; once, then the count is asked again. */
@@ -69,7 +95,7 @@ size_t sock_room(struct sock *s, size_t want)
 	if (s->room >= want)
 		return s->room;
 	if (sock_shown_fast(s)) {
-		s->follow_room = false;
+		sock_stop_following_room(s);
 		return SIZE_MAX;
 	}
 	if (ioctl(s->fd, SIOCOUTQNSD, &unsent) < 0) {
