@@ -46,22 +46,11 @@ bool sock_body_zero_copy(const struct sock *s, enum config_tristate want, uint64
  * more than a chunk ahead of the socket. */
 char *sock_body_room(struct sock *s, size_t *room)
 {
-	size_t queued = sock_queued(s), fits = sock_room(s, queued + STAGE_CAP), cap = SIZE_MAX;
+	size_t cap = sock_fits(s, STAGE_CAP);
 	char *p;
 
-	/* What the socket takes beyond what is queued, less the records'
-	 * headers and tags (22 bytes of 16 KiB under TLS 1.3). */
-	if (fits != SIZE_MAX) {
-		fits = fits > queued ? fits - queued : 0;
-		fits -= fits / 512;
-		if (fits < SOCK_ROOM_MIN) {
-			if (queued == 0 && !sock_busy(s))
-				sock_wait_room(s);
-			return NULL;
-		}
-		if (fits < cap)
-			cap = fits;
-	}
+	if (cap == 0)
+		return NULL;
 	if (sock_user_tls(s)) {
 		p = sock_out_reserve(s, 0, room);
 	} else {
@@ -122,16 +111,9 @@ char *sock_batch_open(struct sock *s, size_t want, size_t *room)
 		return NULL;
 	/* A new batch, no larger than the socket takes now (sock.h,
 	 * SOCK_NOTSENT_LOWAT): a full socket waits for room, holding none. */
-	size_t queued = sock_queued(s), fits = sock_room(s, queued + want);
-	if (fits != SIZE_MAX) {
-		fits = fits > queued ? fits - queued : 0;
-		fits -= fits / 512;
-		if (fits < SOCK_ROOM_MIN) {
-			if (queued == 0 && !sock_busy(s))
-				sock_wait_room(s);
-			return NULL;
-		}
-	}
+	size_t fits = sock_fits(s, want);
+	if (fits == 0)
+		return NULL;
 	size_t limit = fits < want ? fits : SIZE_MAX;
 	if (limit < want)
 		want = limit;

@@ -108,6 +108,23 @@ size_t sock_room(struct sock *s, size_t want)
 	return s->room;
 }
 
+size_t sock_fits(struct sock *s, size_t want)
+{
+	size_t queued = sock_queued(s), fits = sock_room(s, queued + want);
+
+	if (fits == SIZE_MAX)
+		return SIZE_MAX;
+	/* What the socket takes beyond what is queued, less the records'
+	 * headers and tags (22 bytes of 16 KiB under TLS 1.3). */
+	fits = fits > queued ? fits - queued : 0;
+	fits -= fits / 512;
+	if (fits >= SOCK_ROOM_MIN)
+		return fits;
+	if (queued == 0 && !sock_busy(s))
+		sock_wait_room(s);
+	return 0;
+}
+
 void sock_wait_room(struct sock *s)
 {
 	sock_release_idle_buffers(s);
