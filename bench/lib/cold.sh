@@ -61,9 +61,7 @@ cold_setup() {
 	local t0=$SECONDS
 	for ((i = 0; i < COLD; i++)); do
 		f="$COLD_DIR/root/cold$i.bin"
-		openssl enc -aes-128-ctr -nosalt -pass "pass:cold$i" -in /dev/zero 2>/dev/null |
-			head -c $((COLD_MIB * 1048576)) >"$f"
-		[ "$(stat -c %s "$f")" = $((COLD_MIB * 1048576)) ] || { COLD_WHY="cannot write $f"; return 1; }
+		random_file "$f" $((COLD_MIB * 1048576)) "cold$i" || { COLD_WHY="cannot write $f"; return 1; }
 	done
 	chmod 644 "$COLD_DIR"/root/*
 	sha256sum "$COLD_DIR/root/cold0.bin" | cut -d' ' -f1 >"$WORK/sha/cold0.bin"

@@ -20,6 +20,15 @@ note_cmd() {
 	printf '%s\n' "$*" >>"$OUT/commands.log"
 }
 
+# random_file PATH BYTES [SEED]: BYTES random bytes (nothing can compress
+# them and every byte is checked), the same for the same seed (default: the
+# file's name); fails unless the file has them all.
+random_file() {
+	openssl enc -aes-128-ctr -nosalt -pass "pass:${3:-${1##*/}}" -in /dev/zero 2>/dev/null |
+		head -c "$2" >"$1"
+	[ "$(stat -c %s "$1")" = "$2" ]
+}
+
 # freeport: print a TCP port on 127.0.0.1 that nothing listens on.
 # Below the ephemeral range: the handshake cells leave tens of thousands of
 # client ports in use or in TIME_WAIT up there.

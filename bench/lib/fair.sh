@@ -34,9 +34,7 @@ fair_many_label() { echo "1x$FAIR_STREAMS streams + ${FAIR_SINGLES}x1 ${FAIR_MIB
 # and the sub-case's sizes: 100 downloads give 50 streams and 20 singles.
 fair_setup() {
 	local f=$ROOT/fair.bin
-	openssl enc -aes-128-ctr -nosalt -pass pass:fair -in /dev/zero 2>/dev/null |
-		head -c $((FAIR_MIB * 1048576)) >"$f"
-	[ "$(stat -c %s "$f")" = $((FAIR_MIB * 1048576)) ] || die "cannot make $f"
+	random_file "$f" $((FAIR_MIB * 1048576)) fair || die "cannot make $f"
 	sha256sum "$f" | cut -d' ' -f1 >"$WORK/sha/fair.bin"
 	FAIR_STREAMS=$((FAIR / 2)) FAIR_SINGLES=$((FAIR / 5))
 	[ "$FAIR_STREAMS" -ge 2 ] || FAIR_STREAMS=2

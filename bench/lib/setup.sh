@@ -129,10 +129,7 @@ setup_fixtures() {
 	) || die "cannot make certificates"
 	for f in $FILES; do
 		name=${f%%:*} size=${f#*:}
-		# Random bytes: nothing can compress them and every byte is checked.
-		openssl enc -aes-128-ctr -nosalt -pass "pass:$name" -in /dev/zero 2>/dev/null |
-			head -c "$size" >"$ROOT/$name"
-		[ "$(stat -c %s "$ROOT/$name")" = "$size" ] || die "cannot make $name"
+		random_file "$ROOT/$name" "$size" || die "cannot make $name"
 		sha256sum "$ROOT/$name" | cut -d' ' -f1 >"$WORK/sha/$name"
 	done
 	# shellcheck disable=SC2034 # used by lib/cells.sh

@@ -48,9 +48,7 @@ slow_label() {
 # it is cached for every server alike).
 slow_setup() {
 	local f=$ROOT/slow.bin
-	openssl enc -aes-128-ctr -nosalt -pass pass:slow -in /dev/zero 2>/dev/null |
-		head -c $((SLOW_MIB * 1048576)) >"$f"
-	[ "$(stat -c %s "$f")" = $((SLOW_MIB * 1048576)) ] || die "cannot make $f"
+	random_file "$f" $((SLOW_MIB * 1048576)) slow || die "cannot make $f"
 	sha256sum "$f" | cut -d' ' -f1 >"$WORK/sha/slow.bin"
 	log "slow-clients file ready: $SLOW_MIB MiB; $SLOW_SECS s at $SLOW_RATE bytes/s per download"
 }
