@@ -187,6 +187,17 @@ port_open() {
 	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# expect_exit0 PID SECS WHAT: the check WHAT, that PID (a child of this
+# shell) exits 0 within SECS; killed if it has not.
+expect_exit0() {
+	if wait_exit "$1" "$2"; then
+		expect_eq "$3" "$EXIT_CODE" 0
+	else
+		fail "$3" "still running $2 s later; killed"
+		kill -KILL "$1" 2>/dev/null
+	fi
+}
+
 # wait_exit PID SECS: wait up to SECS for PID (a child of this shell) to exit;
 # sets EXIT_CODE, returns 1 on timeout.
 wait_exit() {

@@ -93,12 +93,7 @@ stop_node() {
 	kill -TERM "$pid" 2>/dev/null
 	wait_until 30 health_is "$n" 503
 	kill -TERM "$pid" 2>/dev/null
-	if wait_exit "$pid" 120; then
-		expect_eq "$n exits 0 after its drain (start ${NODE_STARTS[$n]})" "$EXIT_CODE" 0
-	else
-		fail "$n exits after its drain (start ${NODE_STARTS[$n]})" "still running 120 s later; killed"
-		kill -KILL "$pid" 2>/dev/null
-	fi
+	expect_exit0 "$pid" 120 "$n exits 0 after its drain (start ${NODE_STARTS[$n]})"
 	check "$n: no sanitizer report (start ${NODE_STARTS[$n]})" sanitizer_clean "$T/$n.${NODE_STARTS[$n]}.log"
 }
 
@@ -281,12 +276,7 @@ expect_ne "downloads had begun on node1" "${#ON_node1[@]}" 0
 for d in "${ON_node1[@]}"; do
 	expect_eq "download $d, on node1 at its SIGTERM: finished there, in one attempt" "$(cat "$T/$d.tries")" 1
 done
-if wait_exit "${NODE_PID[node1]}" 60; then
-	expect_eq "node1 exits 0 once its downloads are done" "$EXIT_CODE" 0
-else
-	fail "node1 exits once its downloads are done" "still running 60 s later; killed"
-	kill -KILL "${NODE_PID[node1]}"
-fi
+expect_exit0 "${NODE_PID[node1]}" 60 "node1 exits 0 once its downloads are done"
 check "node1: no sanitizer report" sanitizer_clean "$T/node1.1.log"
 check "node1 logged the drain, then the stop" grep -q "SIGTERM: /healthz answers 503" "$T/node1.1.log"
 check "... every download it began is logged complete" \
