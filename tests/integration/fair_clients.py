@@ -75,6 +75,22 @@ def send_all(sock, data, deadline):
             select.select([], [sock], [], 0.1)
 
 
+def send_some(sock, data):
+    """Sends what the socket takes now, never waiting; returns the rest.
+    A reader that waited here to write its WINDOW_UPDATEs would stop
+    reading every connection, and a server that reads no more while its
+    own socket is full (a fair answer to a client that does not read)
+    would then wait for it: both stuck until the server's send timeout."""
+    view = memoryview(data)
+    while view:
+        try:
+            n = sock.send(view)
+        except (ssl.SSLWantWriteError, ssl.SSLWantReadError, BlockingIOError):
+            break
+        view = view[n:]
+    return bytes(view)
+
+
 class Download:
     """One response body: its status, length, bytes and digest."""
 
@@ -143,6 +159,7 @@ class H2:
                                 h2.request_headers(self.enc, path)))
         self.req = b"".join(out)
         self.replies = []
+        self.out = b""  # replies the socket has not taken yet
 
     def feed(self, data, on_end):
         self.buf += data
@@ -242,15 +259,17 @@ def main(argv):
                 got += taken
                 if c is hc:
                     if hc.replies:
-                        send_all(hc.sock, b"".join(hc.replies), deadline)
+                        hc.out += b"".join(hc.replies)
                         hc.replies = []
+                    if hc.out:
+                        hc.out = send_some(hc.sock, hc.out)
                     if hc.problem:
                         raise ValueError(hc.problem)
             if time.monotonic() > deadline:
                 raise socket.timeout()
             if got == 0:
                 live = [c.sock for c in conns if not (c.closed or c.done())]
-                select.select(live, [], [], 0.5)
+                select.select(live, [hc.sock] if hc.out else [], [], 0.5)
     except socket.timeout:
         problem = "timed out after %.0f s" % timeout
     except ValueError as e:
