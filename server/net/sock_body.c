@@ -109,14 +109,10 @@ char *sock_batch_open(struct sock *s, size_t want, size_t *room)
 	}
 	if (!stage && (sock_busy(s) || sock_tx_pending(s)))
 		return NULL;
-	/* A new batch, no larger than the socket takes now (sock.h,
-	 * SOCK_NOTSENT_LOWAT): a full socket waits for room, holding none. */
-	size_t fits = sock_fits(s, want);
-	if (fits == 0)
-		return NULL;
-	size_t limit = fits < want ? fits : SIZE_MAX;
-	if (limit < want)
-		want = limit;
+	/* No room-following here (sock.h, SOCK_NOTSENT_LOWAT): with it an
+	 * HTTP/2 connection stalled until its send timeout, its socket empty,
+	 * in 1 of about 10 loaded runs of t_fair under ASan, cause not yet
+	 * found. A slow HTTP/2 client holds its batch's buffers as before. */
 	if (stage && s->stage && s->stage_cap < want && s->stage_len == 0 && !s->stage_fills) {
 		/* Sized for a body's chunk: a batch wants the whole of want. */
 		bufpool_put(s->env->bufs, s->stage, s->stage_cap);
@@ -132,8 +128,6 @@ char *sock_batch_open(struct sock *s, size_t want, size_t *room)
 	p = sock_out_reserve(s, want, room);
 	if (!p)
 		return NULL;
-	if (*room > limit)
-		*room = limit;
 	sock_fill_begin(s);
 	s->batch_open = true;
 	return p;
