@@ -458,7 +458,7 @@ static void *worker_main(void *arg)
 
 	while (!(w->stopping && w->nconns == 0)) {
 		struct io_uring_cqe *cqe;
-		unsigned head, n = 0;
+		unsigned head, n = 0, todo;
 		int rc = io_uring_submit_and_wait(&w->ring, 1);
 		if (rc < 0 && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN) {
 			log_msg(LOG_ERROR, "worker %u: io_uring: %s", w->id, strerror(-rc));
@@ -466,8 +466,21 @@ static void *worker_main(void *arg)
 		}
 		clock_update(&w->clock);
 		uint64_t flushed = clock_ns();
+		/* Only the completions there when the turn began. A submit
+		 * mid-turn completes cached reads and sends inline, posting
+		 * new ones; a turn that took those too could go on for as
+		 * long as the downloads do, and never come back to the
+		 * io_uring_enter with GETEVENTS above, the only call that
+		 * runs a DEFER_TASKRUN ring's deferred work: every other
+		 * socket's receive, every read that waited for the disk.
+		 * Eight cold downloads kept a keep-alive client's request
+		 * unanswered for up to 1.5 s that way (perf: no
+		 * io_uring_local_work_run event in the stall). */
+		todo = io_uring_cq_ready(&w->ring);
 		io_uring_for_each_cqe(&w->ring, head, cqe)
 		{
+			if (todo-- == 0)
+				break;
 			dispatch(cqe);
 			n++;
 			/* A turn of costly completions (a TLS handshake signs
