@@ -189,10 +189,10 @@ bool sock_shown_fast(const struct sock *s);
 /* Shown fast: reads no longer follow the room, and the socket loses its
  * low-water mark. */
 void sock_stop_following_room(struct sock *s);
-/* How many bytes a new chunk or batch of want may hold: SIZE_MAX (no
- * limit), or what the socket takes beyond what is queued; 0 when that is
- * too little (SOCK_ROOM_MIN), after sock_wait_room if nothing is queued
- * whose send would bring the next turn. */
+/* How many bytes a new body chunk of want may hold (sock_body_room):
+ * SIZE_MAX (no limit), or what the socket takes beyond what is queued; 0
+ * when that is too little (SOCK_ROOM_MIN), after sock_wait_room if nothing
+ * is queued whose send would bring the next turn. */
 size_t sock_fits(struct sock *s, size_t want);
 /* Bytes queued in the transport that the socket has not accepted yet. */
 size_t sock_queued(const struct sock *s);

@@ -278,16 +278,23 @@ void sock_release_idle_buffers(struct sock *s)
 	}
 }
 
+/* Bytes per second the socket took since the last tick, up to now_ms. */
+static uint64_t rate_since_tick(const struct sock *s, uint64_t now_ms)
+{
+	uint64_t ms = now_ms - s->tick_ms;
+
+	return ms ? (s->bytes_sent - s->tick_sent) * 1000 / ms : 0;
+}
+
 void sock_tick(struct sock *s, uint64_t now_ms)
 {
-	uint64_t sent = s->bytes_sent - s->tick_sent, ms = now_ms - s->tick_ms;
+	uint64_t ms = now_ms - s->tick_ms, rate = rate_since_tick(s, now_ms);
 	bool waiting = s->send_posted || s->splice_posted;
 
 	s->tick_sent = s->bytes_sent;
 	s->tick_ms = now_ms;
 	if (s->room_unbounded || ms == 0 || ms > 10 * 1000)
 		return; /* the first tick, or a worker that stood still */
-	uint64_t rate = sent * 1000 / ms;
 	if (waiting && rate < SOCK_SLOW_BYTES_PER_S) {
 		if (!s->follow_room)
 			s->room = 0; /* ask the kernel */
@@ -302,10 +309,11 @@ void sock_tick(struct sock *s, uint64_t now_ms)
 
 bool sock_shown_fast(const struct sock *s)
 {
-	uint64_t ms = *s->env->now_ms - s->tick_ms, sent = s->bytes_sent - s->tick_sent;
+	uint64_t now_ms = *s->env->now_ms;
 
-	return ms >= SOCK_FAST_PROBE_MS && sent >= SOCK_FAST_PROBE_BYTES &&
-	       sent * 1000 / ms >= SOCK_FAST_BYTES_PER_S;
+	return now_ms - s->tick_ms >= SOCK_FAST_PROBE_MS &&
+	       s->bytes_sent - s->tick_sent >= SOCK_FAST_PROBE_BYTES &&
+	       rate_since_tick(s, now_ms) >= SOCK_FAST_BYTES_PER_S;
 }
 
 uint64_t sock_bytes_sent(const struct sock *s)
