@@ -201,6 +201,9 @@ size_t sock_queued(const struct sock *s);
 void sock_wait_room(struct sock *s);
 /* Less than this much room is not worth a read and a send: wait. */
 #define SOCK_ROOM_MIN (16 * 1024)
+/* What a socket that said POLLOUT is taken to hold at least: a chunk of
+ * SOCK_ROOM_MIN after sock_fits' margins. */
+#define SOCK_POLLED_ROOM (2 * SOCK_ROOM_MIN)
 
 /* sock_input.c */
 void sock_rx_give_back_if_empty(struct sock *s);
