@@ -80,9 +80,10 @@ void sock_stop_following_room(struct sock *s)
  * sock_diag.h). Under TCP memory pressure (net.ipv4.tcp_mem, reached at
  * 10,000 slow downloads on a 24 GB machine) the kernel lowers that limit
  * to half of what a socket queues (sk_stream_moderate_sndbuf in
- * include/net/sock.h) long before the low-water mark is reached: a send cut to the mark alone
- * waited in the ring holding its buffers (450-490 KiB of PSS a download
- * there, 185-200 with this). Left as it is where the kernel does not say. */
+ * include/net/sock.h) long before the low-water mark is reached: a send
+ * cut to the mark alone waited in the ring holding its buffers (bench/run
+ * --slow 10000: 490 KiB of PSS a download near the end, 141 with this).
+ * Left as it is where the kernel does not say. */
 static void room_within_memory(struct sock *s)
 {
 	uint32_t mem[SK_MEMINFO_VARS];
