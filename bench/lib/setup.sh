@@ -158,7 +158,12 @@ write_versions() {
 		echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) online"
 		echo "pinning: server on CPU $SERVER_CPU, load generator on CPUs $CLIENT_CPUS"
 		echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+		echo "cpu flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'aes|vaes|vpclmulqdq|avx2|avx512f|amx_tile|sha_ni' | xargs)"
 		echo "kernel TLS on this host: $(grep -qw tls /proc/sys/net/ipv4/tcp_available_ulp 2>/dev/null && echo yes || echo no)"
+		# bbr paces inside TCP (an hrtimer per paced packet, even on
+		# loopback): on one Intel host ktlsd's large downloads took 12-19%
+		# less CPU per GB under cubic, h2o's the same (issue 22).
+		echo "tcp: congestion control $(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo '?')${TCP_CC:+ (--tcp-cc)}, default qdisc $(cat /proc/sys/net/core/default_qdisc 2>/dev/null || echo '?'), loopback $(ip -d link show lo 2>/dev/null | grep -o " mtu [0-9]*\| gso_max_size [0-9]*" | xargs)"
 		echo "openssl: $(openssl version)"
 		echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 		for s in "${SERVERS[@]}"; do
