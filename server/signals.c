@@ -13,6 +13,7 @@
 #include "server/core/access_log.h"
 #include "server/core/file_create.h"
 #include "server/core/log.h"
+#include "server/core/page_guard.h"
 #include "server/notify.h"
 #include "server/privsep.h"
 #include "server/run.h"
@@ -72,11 +73,13 @@ static void reopen_logs(struct run *r, int sig)
  * privileged helper, forked with it). Blocked from the first instruction
  * on: a SIGUSR1 during start-up waits for sigwait instead of killing the
  * process. A closed client must not kill us with SIGPIPE, nor a log over
- * RLIMIT_FSIZE with SIGXFSZ (the write fails instead). */
+ * RLIMIT_FSIZE with SIGXFSZ (the write fails instead), nor a file that
+ * shrank under the sealer's read of its pages with SIGBUS (page_guard.h). */
 void signals_take(sigset_t *sigs)
 {
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
+	page_guard_install();
 	sigemptyset(sigs);
 	sigaddset(sigs, SIGTERM);
 	sigaddset(sigs, SIGINT);

@@ -98,10 +98,13 @@ const struct opt config_options[] = {
         "Zero-copy file bodies where the socket encrypts by itself (kTLS) or is plain HTTP: "
         "HTTP/1.1 by file -> pipe -> socket splices, HTTP/2 from the file's mapped pages. auto: "
         "HTTP/1.1 splices only where measured faster than copying (kTLS bodies of 64 KiB and "
-        "more); on: wherever possible; off: never."),
+        "more); on: wherever possible; off: never. Under --tls-records ktlsd, HTTP/1.1 bodies "
+        "of 256 KiB and more are sealed from the file's mapped pages where the page cache "
+        "holds them, not read first, unless off."),
     OPT("tls-records", "ktlsd|openssl", T_ENUM, G_TLS, OFF(tls_records), "ktlsd",
         "Who encrypts what is sent where the kernel does not (no kernel TLS, or --ktls "
-        "off): ktlsd seals records straight from its send buffer with the keys OpenSSL "
+        "off): ktlsd seals records straight from its send buffer (or the file's mapped "
+        "pages: --sendfile) with the keys OpenSSL "
         "hands over as it would to the kernel, one copy of every byte less than openssl, "
         "which takes them through SSL_write. The handshake is OpenSSL's either way."),
     OPT("tls-rekey-records", "N", T_UINT, G_TLS, OFF(tls_rekey_records), "0",

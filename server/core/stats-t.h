@@ -80,6 +80,7 @@ struct worker_stats {
 	uint64_t conn_limit_untracked;           /* --limit-conn could not count: let in (addr_limit.h) */
 	uint64_t truncated;
 	uint64_t h2_mapped_bytes;                /* HTTP/2 payloads sent from mapped file pages */
+	uint64_t h1_mapped_bytes;                /* HTTP/1.1 bodies sealed from mapped file pages */
 	uint64_t sendfile_calls;                 /* sendfile(2) of cached file bytes (sock_sendfile) */
 	uint64_t ktls_hangups;                   /* kTLS connections failed by their hang-up watch */
 	uint64_t room_waits;                     /* waits for a full socket, holding no buffer (sock.h) */

@@ -6,7 +6,9 @@
  *             at a time, and the transport sends (sealing it first under
  *             user-space TLS, while the next chunk is read). A small file
  *             whose bytes the file cache keeps is copied from there: with
- *             its head, one record and one send.
+ *             its head, one record and one send. Under ktlsd's own TLS
+ *             records a chunk of a larger file whose pages are cached is
+ *             sealed from them instead, mapped (sock_body_map): no read.
  *  zero copy: framing goes into the transport's room, file bytes by
  *             sock_send_file (sendfile of cached pages, else splices
  *             through a pipe), where sock_body_zero_copy says so. */
@@ -30,5 +32,10 @@ bool body_send_pump(struct conn *c);
 /* The transport's splice of file bytes into its pipe ended (res bytes; 0:
  * the file shrank). */
 void body_send_spliced(struct conn *c, int res);
+
+/* The response is over (all of it out, or the connection closed): its
+ * file's mapping goes. */
+struct response;
+void body_send_end(struct response *r);
 
 #endif

@@ -74,6 +74,7 @@ static void response_finish(struct conn *c)
 	struct h1_exchange *x = h1_exchange_of(c);
 
 	h1_on_response_done(c, x->resp->truncated ? ACCESS_END_TRUNCATED : ACCESS_END_COMPLETE);
+	body_send_end(x->resp);
 	if (x->resp->file_fd >= 0) {
 		filecache_release(&c->w->files, x->resp->file_fd);
 		x->resp->file_fd = -1;
@@ -276,6 +277,8 @@ static void h1_release(struct conn *c)
 {
 	struct h1_exchange *x = h1_exchange_of(c);
 
+	if (x->resp)
+		body_send_end(x->resp);
 	if (x->resp && x->resp->file_fd >= 0)
 		filecache_release(&c->w->files, x->resp->file_fd);
 	parser_give_back(c);

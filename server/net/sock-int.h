@@ -179,6 +179,9 @@ bool sock_ktls_hung_up(struct sock *s);
  * (false). */
 bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len);
 unsigned sock_out_map_room(struct sock *s);
+/* The same for ranges ktlsd's sealer reads (under page_guard.h), which
+ * the kernel never does: 0 where the sealer does not seal this socket. */
+unsigned sock_out_seal_map_room(struct sock *s);
 
 /* How many more bytes the socket accepts now without waiting (SIZE_MAX:
  * no limit known), asking the kernel only when fewer than want are known

@@ -313,6 +313,13 @@ int sock_batch_send(struct sock *s, size_t len);
  * holes by reads. */
 bool sock_batch_map(struct sock *s, const struct sock_file *f, const void **map,
 		    uint64_t off, const struct iovec *holes, int n);
+/* sock_batch_map for a copied body's chunk: the len bytes of room at at
+ * (sock_body_room) hold f's bytes from off on, to be committed as if read
+ * (sock_out_commit). Only where ktlsd's sealer reads them (the kernel's
+ * sends from pages take the zero-copy path, sock_send_file): one copy of
+ * every byte less than a read. false: read them. */
+bool sock_body_map(struct sock *s, const struct sock_file *f, const void **map, char *at,
+		   uint64_t off, size_t len);
 
 /* Half-close: everything is out, nothing more will be sent. */
 void sock_shutdown_write(struct sock *s);

@@ -162,29 +162,48 @@ int sock_batch_send(struct sock *s, size_t len)
 	return s->closing ? -1 : 1;
 }
 
-bool sock_batch_map(struct sock *s, const struct sock_file *f, const void **map,
-		    uint64_t off, const struct iovec *holes, int n)
+/* The holes leave from the file's pages at off on, mapped once into *map,
+ * where those pages are cached (a fault on the worker must not wait for the
+ * disk). */
+static bool map_holes(struct sock *s, unsigned room, const struct sock_file *f, const void **map,
+		      uint64_t off, const struct iovec *holes, int n)
 {
-	/* No room under user-space TLS: its sealer must see the bytes. */
-	if (n <= 0 || !s->batch_open || sock_out_map_room(s) < (unsigned)n)
+	if (n <= 0 || room < (unsigned)n || f->fd < 0 || f->end == 0 || !f->resident_to)
+		return false;
+	uint64_t len = 0;
+	for (int i = 0; i < n; i++)
+		len += holes[i].iov_len;
+	/* Asked first: a file whose residency the kernel will not tell (one
+	 * the server could not write) is never mapped at all. */
+	if (!file_resident_ahead(f->fd, f->resident_to, off, len, f->end, PAGES_RESIDENT_AHEAD))
 		return false;
 	if (!*map) {
-		if (f->fd < 0 || f->end == 0)
-			return false;
 		void *m = mmap(NULL, f->end, PROT_READ, MAP_SHARED, f->fd, 0);
 		if (m == MAP_FAILED)
 			return false;
 		*map = m;
 	}
-	uint64_t len = 0;
-	for (int i = 0; i < n; i++)
-		len += holes[i].iov_len;
-	if (!f->resident_to ||
-	    !file_resident_ahead(f->fd, f->resident_to, off, len, f->end, PAGES_RESIDENT_AHEAD))
-		return false;
 	for (int i = 0; i < n; i++) {
 		sock_out_map(s, holes[i].iov_base, (const char *)*map + off, holes[i].iov_len);
 		off += holes[i].iov_len;
 	}
 	return true;
+}
+
+bool sock_batch_map(struct sock *s, const struct sock_file *f, const void **map,
+		    uint64_t off, const struct iovec *holes, int n)
+{
+	/* No room under user-space TLS: HTTP/2 batches sealed by ktlsd from
+	 * mapped pages measured no faster than read (1 GiB downloads, the
+	 * commit that added sock_body_map says how), and cost idle
+	 * connections PSS (t_h2_limits). */
+	return s->batch_open && map_holes(s, sock_out_map_room(s), f, map, off, holes, n);
+}
+
+bool sock_body_map(struct sock *s, const struct sock_file *f, const void **map, char *at,
+		   uint64_t off, size_t len)
+{
+	const struct iovec hole = {at, len};
+
+	return !s->batch_open && map_holes(s, sock_out_seal_map_room(s), f, map, off, &hole, 1);
 }

@@ -21,6 +21,7 @@
 #include "ktls/tls.h"
 #include "server/core/bufpool.h"
 #include "server/core/log.h"
+#include "server/core/page_guard.h"
 #include "server/core/ring.h"
 #include "server/net/sock.h"
 
@@ -337,14 +338,27 @@ bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len)
 	return true;
 }
 
-unsigned sock_out_map_room(struct sock *s)
+static unsigned map_room(struct sock *s)
 {
-	/* Only the kernel reads mapped pages: it fails a send with EFAULT
-	 * where a read of ours from a file that shrank would be SIGBUS. */
-	if ((s->ssl && !sock_ktls_tx(s)) ||
-	    (!s->holes && !(s->holes = calloc(1, sizeof(*s->holes)))))
+	if (!s->holes && !(s->holes = calloc(1, sizeof(*s->holes))))
 		return 0;
 	return SOCK_HOLES_MAX - s->holes->n;
+}
+
+unsigned sock_out_map_room(struct sock *s)
+{
+	/* Only the kernel reads mapped pages here: it fails a send with
+	 * EFAULT where a read of ours from a file that shrank would be
+	 * SIGBUS. */
+	return s->ssl && !sock_ktls_tx(s) ? 0 : map_room(s);
+}
+
+unsigned sock_out_seal_map_room(struct sock *s)
+{
+	/* ktlsd's sealer reads them, under page_guard; OpenSSL's records
+	 * (--tls-records openssl) are made from the stage, which a read
+	 * fills. */
+	return s->wire.ktls_tx && s->wire.sealing ? map_room(s) : 0;
 }
 
 /* All of tx is out (or sealed): start over at its beginning (control
@@ -379,23 +393,68 @@ static bool ct_reserve(struct sock *s, size_t len)
 }
 
 /* Seals plaintext of record type into ct, which is empty. */
-static bool seal(struct sock *s, unsigned char type, const char *data, size_t len)
-{
-	struct iovec iov = {(void *)data, len};
+/* One tls_seal, as page_guard_call runs it. */
+struct seal_job {
+	struct tls_sealer *sealer;
+	unsigned char type;
+	const struct iovec *iov;
+	int iovcnt;
+	size_t len;
+	unsigned char *out;
 	long n;
+};
+
+static void seal_job_run(void *arg)
+{
+	struct seal_job *j = arg;
+
+	j->n = tls_seal(j->sealer, j->type, j->iov, j->iovcnt, j->len, j->out);
+}
+
+/* Seals len bytes of iov into ct. Where some of them are a file's mapped
+ * pages (mapped: sock_out_map), the read is guarded: a file that shrank
+ * fails the response as a send from its pages does (sock_send_done). */
+static bool seal_iov(struct sock *s, unsigned char type, const struct iovec *iov, int iovcnt,
+		     size_t len, bool mapped)
+{
+	struct seal_job j = {s->wire.sealer, type, iov, iovcnt, len, NULL, 0};
 
 	if (!ct_reserve(s, len)) {
 		sock_fail(s, "out of memory");
 		return false;
 	}
-	n = tls_seal(s->wire.sealer, type, &iov, 1, len, s->ct);
-	if (n < 0) {
+	j.out = s->ct;
+	if (!mapped) {
+		seal_job_run(&j);
+	} else if (!page_guard_call(iov, iovcnt, seal_job_run, &j)) {
+		/* The sealer stopped inside a record: it cannot go on. */
+		s->h->spliced(s->ctx, 0);
+		if (!s->closing)
+			sock_fail(s, "file shrank under a seal from its pages");
+		return false;
+	}
+	if (j.n < 0) {
 		sock_fail(s, "TLS seal failed");
 		return false;
 	}
-	s->ct_len = (size_t)n;
+	s->ct_len = (size_t)j.n;
 	s->ct_sent = 0;
 	return true;
+}
+
+static bool seal(struct sock *s, unsigned char type, const char *data, size_t len)
+{
+	struct iovec iov = {(void *)data, len};
+
+	return seal_iov(s, type, &iov, 1, len, false);
+}
+
+/* tx[tx_sent, tx_sent + len), with what of it leaves from mapped pages. */
+static bool seal_tx(struct sock *s, size_t len)
+{
+	if (s->holes && gather(s, s->tx_sent + len))
+		return seal_iov(s, 23, s->holes->iov, (int)s->holes->msg.msg_iovlen, len, true);
+	return seal(s, 23, s->wire.tx + s->tx_sent, len);
 }
 
 static void post_ct_send(struct sock *s)
@@ -534,7 +593,7 @@ void sock_post_next_send(struct sock *s)
 									: SEAL_MAX);
 			if (len == 0)
 				return;
-			if (!seal(s, 23, wi->tx + s->tx_sent, len))
+			if (!seal_tx(s, len))
 				return;
 			s->tx_sent += len;
 			if (s->tx_sent == wi->tx_len)

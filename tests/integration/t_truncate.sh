@@ -18,7 +18,7 @@ try_truncate() {
 	if ! wait_until 10 file_at_least "$T/trunc.b" $((512 << 10)); then
 		fail "$name: download under way" "less than 512 KiB after 10 s"
 	fi
-	truncate -s 1M "$FIX/root/trunc.bin"
+	truncate -s "${TRUNC_TO:-1M}" "$FIX/root/trunc.bin"
 	wait "$curl_pid"
 	rc=$?
 	got=$(size "$T/trunc.b" 2>/dev/null || echo 0)
@@ -42,6 +42,20 @@ check "after truncation: body is the first 1 MiB" cmp -s -n $((1 << 20)) "$T/aft
 fetch other /a.txt
 expect_eq "after truncation: other files still served" "$STATUS" 200
 stop_ktlsd
+
+# ktlsd's sealer reads cached pages of the file through its mapping (no
+# kTLS here, or --ktls off): a page past the new end is a SIGBUS there,
+# which must end this response alone. Paced by the server, so that a
+# mapped chunk waits in the send buffer, half sealed, when the file goes.
+start_ktlsd --send-timeout 30 --ktls off --limit-rate 2m --log-level debug || return 0
+TRUNC_TO=0 try_truncate "sealed from mapped pages: truncated to nothing during download"
+fetch after3 /a.txt
+expect_eq "sealed from mapped pages: server alive after truncation" "$STATUS" 200
+check "sealed from mapped pages: the seal stopped at the page past the end" \
+	grep -q 'file shrank under a seal from its pages' "$KTLSD_LOG"
+stop_ktlsd
+check "sealed from mapped pages: the body was sealed from the mapping" \
+	grep -qE 'h1_mapped_bytes=[1-9]' "$KTLSD_LOG"
 
 # The same with the buffered (non-sendfile) send path.
 start_ktlsd --send-timeout 30 --sendfile off || return 0
