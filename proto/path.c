@@ -136,6 +136,27 @@ static enum seg_kind seg_classify(const char *s, size_t n, size_t *dlen)
 	return head[1] == '.' ? SEG_DOTDOT : SEG_NAME;
 }
 
+/* A segment of the normalised path starts with '.', other than a leading
+ * ".well-known": RFC 8615 reserves that prefix for well-known locations,
+ * which other hosts ask for (ACME's HTTP-01 challenges, RFC 8555 8.3,
+ * security.txt), so it is served where dotfiles are not; names starting
+ * with '.' inside it are still dotfiles. */
+static bool has_dot_segment(const char *rel)
+{
+	static const char well_known[] = ".well-known";
+	const char *p = rel;
+
+	if (strncmp(p, well_known, sizeof(well_known) - 1) == 0 &&
+	    (p[sizeof(well_known) - 1] == '/' || p[sizeof(well_known) - 1] == '\0'))
+		p += sizeof(well_known) - 1;
+	else if (*p == '.')
+		return true;
+	for (; (p = strchr(p, '/')) != NULL; p++)
+		if (p[1] == '.')
+			return true;
+	return false;
+}
+
 int path_from_target(const char *target, size_t len, char *out, size_t outsz,
                      struct path_info *info)
 {
@@ -187,8 +208,6 @@ int path_from_target(const char *target, size_t len, char *out, size_t outsz,
 			pos -= dlen;
 			seg_decode(p + start, end - start, out + pos);
 			out[--pos] = '/';
-			if (out[pos + 1] == '.')
-				info->dotfile = true;
 		}
 		end = start - seplen;
 	}
@@ -209,5 +228,6 @@ int path_from_target(const char *target, size_t len, char *out, size_t outsz,
 	size_t n = outsz - pos - 1;
 	memmove(out, out + pos + 1, n);
 	out[n] = '\0';
+	info->dotfile = has_dot_segment(out);
 	return 0;
 }

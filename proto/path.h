@@ -7,7 +7,8 @@
 
 struct path_info {
 	bool trailing_slash;   /* the decoded path ended in '/' (directory form) */
-	bool dotfile;          /* some segment starts with '.' (e.g. .git, .env) */
+	bool dotfile;          /* some segment starts with '.' (e.g. .git, .env), other than
+				* a leading ".well-known" (RFC 8615) */
 };
 
 /* Turns a request-target (origin-form "/a/b?q", or absolute-form

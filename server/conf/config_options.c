@@ -176,7 +176,9 @@ const struct opt config_options[] = {
         "one send.",
         .min = 32768, .max = 4194304),
     OPT("dotfiles", "on|off", T_BOOL, G_HTTP, OFF(dotfiles), "off",
-        "Serve names starting with '.'; off answers 404."),
+        "Serve names starting with '.'; off answers 404, except for a leading "
+        "/.well-known/ (RFC 8615: ACME HTTP-01 challenges, security.txt), whose own "
+        "dot names stay hidden."),
     OPT("header", "\"NAME: VALUE\"", T_HEADER, G_HTTP, SITE_OFF(headers), NULL,
         "Add this field to the site's file responses and redirects (2xx and 3xx), e.g. "
         "\"Strict-Transport-Security: max-age=31536000\"; repeatable, up to 16. A "

@@ -84,6 +84,18 @@ expect_file_lacks ".git/config: not leaked" "$T/git.b" DOTGIT-SECRET
 fetch gitdir /.git/
 expect_eq ".git/: 404" "$STATUS" 404
 
+# RFC 8615: /.well-known/ is served where dotfiles are not (certbot's
+# webroot writes its HTTP-01 tokens there), its own dot names are not.
+mkdir -p "$FIX/root/.well-known/acme-challenge"
+echo "tok-1.thumbprint" >"$FIX/root/.well-known/acme-challenge/tok-1"
+echo "WELL-KNOWN-SECRET" >"$FIX/root/.well-known/.hidden"
+fetch acme /.well-known/acme-challenge/tok-1
+expect_eq "/.well-known/acme-challenge/TOKEN: 200 with dotfiles hidden" "$STATUS $(cat "$T/acme.b")" \
+	"200 tok-1.thumbprint"
+fetch wkdot /.well-known/.hidden
+expect_eq "/.well-known/.hidden: 404" "$STATUS" 404
+expect_file_lacks "/.well-known/.hidden: not leaked" "$T/wkdot.b" WELL-KNOWN-SECRET
+
 fetch query '/text.txt?v=1#frag'
 expect_eq "query string is ignored" "$STATUS" 200
 fetch pct '/%74ext.txt'
@@ -95,6 +107,15 @@ expect_eq "wget exit code" "$?" 0
 check "wget body" cmp -s "$T/wget.out" "$FIX/root/text.txt"
 
 stop_ktlsd
+
+# The same on a plain listener, where ACME's HTTP-01 asks (port 80).
+plain_port=$(freeport)
+if start_ktlsd --listen-plain "127.0.0.1:$plain_port"; then
+	got=$(curl -s --max-time 30 -w ' %{http_code}' "http://127.0.0.1:$plain_port/.well-known/acme-challenge/tok-1" | tr -d "\n")
+	expect_eq "plain HTTP: /.well-known/acme-challenge/TOKEN served" "$got" "tok-1.thumbprint 200"
+	stop_ktlsd
+fi
+rm -rf "$FIX/root/.well-known"
 
 # --dotfiles on serves them (so the 404 above came from the policy).
 start_ktlsd --dotfiles on || return 0

@@ -180,7 +180,16 @@ START_TEST(test_dotfiles)
 	check_ok("/.git/config", ".git/config", false, true);
 	check_ok("/a/.env", "a/.env", false, true);
 	check_ok("/%2egit/HEAD", ".git/HEAD", false, true);
-	check_ok("/.well-known/acme", ".well-known/acme", false, true);
+	/* RFC 8615: the well-known prefix is not a dotfile, what is inside
+	 * it and other names like it are. */
+	check_ok("/.well-known/acme-challenge/tok_en-1", ".well-known/acme-challenge/tok_en-1", false,
+		 false);
+	check_ok("/%2ewell-known/security.txt", ".well-known/security.txt", false, false);
+	check_ok("/.well-known/", ".well-known", true, false);
+	check_ok("/.well-known/.git/x", ".well-known/.git/x", false, true);
+	check_ok("/a/.well-known/x", "a/.well-known/x", false, true);
+	check_ok("/.well-knownx/a", ".well-knownx/a", false, true);
+	check_ok("/.well-know/a", ".well-know/a", false, true);
 	check_ok("/...", "...", false, true);
 	check_ok("/..a", "..a", false, true);
 	check_ok("/a.b/c.", "a.b/c.", false, false);
