@@ -89,12 +89,16 @@ else:
     # and sent from it; splice: file to pipe to socket inside the kernel).
     # HTTP/2 payloads sent from mapped file pages (h2_mapped_bytes) are
     # neither read nor written by user space: the kernel copies them once.
+    # HTTP/1.1 bodies ktlsd's sealer read from mapped pages (h1_mapped_bytes)
+    # were not read into a buffer: only their records are sent from one.
     mm = re.search(r"h2_mapped_bytes=(\d+)", stats)
     mapped = int(mm.group(1)) if mm else 0
-    per = max(0, 2 * (1048576 - mapped / mib)) if bcopy else 0
+    m1 = re.search(r"h1_mapped_bytes=(\d+)", stats)
+    sealed = int(m1.group(1)) if m1 else 0
+    per = max(0, 2 * (1048576 - mapped / mib) - sealed / mib) if bcopy else 0
     print("user_copy_bytes_per_mib|bytes/MiB|%d|derived from ktlsd counters: body_copy %d "
-          "body_splice %d h2_mapped_bytes %d (io_uring I/O is not visible to strace)"
-          % (per, bcopy, bsplice, mapped))
+          "body_splice %d h2_mapped_bytes %d h1_mapped_bytes %d (io_uring I/O is not visible "
+          "to strace)" % (per, bcopy, bsplice, mapped, sealed))
     ops = send + splice + read + recv
     print("ring_ops_per_mib|ops/MiB|%.1f|ktlsd counters: send %d splice %d read %d recv %d; "
           "io_uring_enter calls %d" % (ops / mib, send, splice, read, recv, uring))
