@@ -1,6 +1,9 @@
 #include "server/http/resolve.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -9,23 +12,77 @@
 #include "proto/vhost.h"
 #include "server/core/file.h"
 #include "server/core/filecache.h"
+#include "server/core/log.h"
 #include "server/http/lister.h"
 #include "server/conf/server-t.h"
 
 struct opener_ctx {
 	const struct site *site;
 	struct filecache *fc;
+	int64_t now_sec;
 };
+
+/* Seconds between two open-failure lines of one worker. */
+#define OPEN_FAILURE_LOG_GAP 10
+
+/* A file the service user may not open (403), or one that could not be
+ * opened for a reason no request explains (500), is the operator's to
+ * hear of, with the path and the error, as nginx's open() "..." failed
+ * (13: Permission denied): a root the --user cannot read otherwise answers
+ * 403 to everything in silence. The first at once, then at most one every
+ * OPEN_FAILURE_LOG_GAP seconds per worker with how many went unsaid, so
+ * that clients cannot fill the log. */
+static void log_open_failure(const struct opener_ctx *o, const char *rel, int err)
+{
+	static _Thread_local int64_t last_sec = INT64_MIN;
+	static _Thread_local unsigned unsaid;
+
+	switch (err) {
+	case -ENOENT:
+	case -ENAMETOOLONG:
+	case -ENOTDIR:
+	case -ELOOP: /* a symlink refused (file.h), or out of the root: the client's */
+	case -EXDEV:
+	case -EMFILE: /* 503s, and the limits log their own */
+	case -ENFILE:
+		return;
+	}
+	if (last_sec != INT64_MIN && o->now_sec - last_sec < OPEN_FAILURE_LOG_GAP) {
+		unsaid++;
+		return;
+	}
+	/* file.h's -EACCES is also a symlink out of the root or a FIFO: asked
+	 * again (only when a line is written), so that the line says which. */
+	const char *why = strerror(-err);
+	if (err == -EACCES && faccessat(o->site->root.fd, rel, R_OK, AT_EACCESS) == 0)
+		why = "a symlink that leaves the root, or not a regular file or folder";
+	else if (err == -EACCES)
+		why = strerror(errno == EACCES || errno == EPERM ? errno : EACCES);
+	if (unsaid)
+		log_msg(LOG_WARN, "open \"%s\" under --root %s failed: %s (and %u more open failures in %lld s)",
+			rel, o->site->cfg->root, why, unsaid, (long long)(o->now_sec - last_sec));
+	else
+		log_msg(LOG_WARN, "open \"%s\" under --root %s failed: %s", rel, o->site->cfg->root,
+			why);
+	last_sec = o->now_sec;
+	unsaid = 0;
+}
 
 static int open_file(void *ctx, const char *rel, struct static_opened *f)
 {
 	const struct opener_ctx *o = ctx;
+	int fd;
 
-	if (o->fc)
-		return filecache_open(o->fc, &o->site->root, rel, f);
-	f->mem = NULL;
-	f->memo = NULL;
-	return file_open_beneath(o->site->root.fd, rel, &f->st);
+	if (o->fc) {
+		fd = filecache_open(o->fc, &o->site->root, rel, f);
+	} else {
+		f->mem = NULL;
+		f->memo = NULL;
+		fd = file_open_beneath(o->site->root.fd, rel, &f->st);
+	}
+	if (fd < 0)
+		log_open_failure(o, rel, fd);
+	return fd;
 }
 
 static void close_file(void *ctx, int fd)
@@ -81,7 +138,7 @@ void resolve_target(const struct server *srv, struct filecache *fc, int64_t now_
 		out->extras = (struct resp_extras){0};
 		return;
 	}
-	struct opener_ctx o = {.site = site, .fc = fc};
+	struct opener_ctx o = {.site = site, .fc = fc, .now_sec = now_sec};
 	const struct static_opener op = {.open = open_file, .close = close_file, .ctx = &o};
 	bool precompressed = site->cfg->precompressed;
 	struct accept_enc ae;

@@ -59,3 +59,26 @@ expect_in "Host: ../../etc: served from the root or refused" "$STATUS" 200 400
 check "Host: ../../etc: never /etc content" sh -c "! grep -aq 'root:.*:0:0:' '$T/host.b'"
 
 stop_ktlsd
+
+# ---- permission failures are said, once (issue 23, item 3) --------------------
+# A file the service user may not read is a 403 for the client and a line
+# for the operator with the path and the error; a second within 10 s of the
+# first is only counted, so that clients cannot fill the log.
+if [ "$(id -u)" = 0 ] && perm=$(nobody_site perm); then
+	echo secret >"$perm/root/private.txt"
+	chmod 600 "$perm/root/private.txt"
+	if start_as_nobody "$perm" --workers 1; then
+		fetch perm1 /private.txt
+		expect_eq "a file the service user cannot read: 403" "$STATUS" 403
+		fetch perm2 /private.txt
+		expect_eq "asked again: 403" "$STATUS" 403
+		fetch permok /big.bin
+		expect_eq "the readable file beside it: 200" "$STATUS" 200
+		stop_ktlsd
+		expect_eq "the refusal is logged with the path and the error, once" \
+			"$(grep -c 'open "private.txt" under --root .* failed: Permission denied' "$KTLSD_LOG")" 1
+	fi
+	rm -rf "$perm"
+else
+	skip "permission failures logged" "needs root, to run the server as nobody"
+fi
