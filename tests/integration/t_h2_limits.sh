@@ -202,24 +202,42 @@ idle_h2() {
 		reading=$("$measure" "$KTLSD_PID")
 		[ -n "$reading" ] && [ "$reading" -lt "$after" ] && after=$reading
 	done
-	per=$(((after - before) / 50))
-	if [ "$per" -le "$max" ]; then
-		pass "... then idle: $per KiB $unit per connection (at most $max)"
-	else
-		fail "... then idle: at most $max KiB $unit per connection" "$per KiB ($before -> $after KiB)"
-	fi
+	IDLE_PER=$(((after - before) / 50))
+	IDLE_SEEN="${IDLE_SEEN:+$IDLE_SEEN, }$IDLE_PER KiB ($before -> $after KiB)"
 	touch "$T/idle.flag"
 	wait "$idler"
 	stop_ktlsd
 }
 
+# idle_h2_bounded ARGS...: idle_h2 on a fresh server, and once more on
+# another where the first kept more than MAX. Runs of one build land in two
+# groups (300 requests: 40-46 KiB, or 53-66 KiB, 16 runs of 9ee5841 and of
+# 55fc068 on an idle machine, the reading not falling in 8 s); what the
+# bound is for, nghttp2's closed-stream records, would add some 30 KiB to
+# every run.
+idle_h2_bounded() {
+	local max=$6 unit=$5 try
+	IDLE_SEEN=
+	for try in 1 2; do
+		IDLE_PER=
+		idle_h2 "$@"
+		[ -n "$IDLE_PER" ] || return 0
+		[ "$IDLE_PER" -le "$max" ] && break
+	done
+	if [ "$IDLE_PER" -le "$max" ]; then
+		pass "... then idle: $IDLE_PER KiB $unit per connection (at most $max; seen: $IDLE_SEEN)"
+	else
+		fail "... then idle: at most $max KiB $unit per connection, on one of two servers" "$IDLE_SEEN"
+	fi
+}
+
 if grep -qa __asan_init "$KTLSD"; then
 	skip "idle HTTP/2 memory" "not measured under AddressSanitizer (quarantine)"
 else
-	idle_h2 "a 1 MiB download" /mid.bin 1 rss_kib RSS 64
+	idle_h2_bounded "a 1 MiB download" /mid.bin 1 rss_kib RSS 64
 	# A connection that served many streams keeps nothing per closed one:
 	# nghttp2's closed-stream records (a stream each, up to 128 here) would
 	# add about 30 KiB (70 KiB measured, against 40 with proto/h2_closed.c's
 	# two bits per stream).
-	idle_h2 "300 requests" /a.txt 300 pss_anon "anonymous PSS" 56
+	idle_h2_bounded "300 requests" /a.txt 300 pss_anon "anonymous PSS" 56
 fi
