@@ -79,13 +79,17 @@ static void post_read(struct conn *c, char *dst, size_t len, uint64_t off)
 static bool map_chunk(struct conn *c, char *base, size_t n, uint64_t off)
 {
 	struct response *r = resp(c);
-	const struct sock_file f = {r->file_fd, r->body.end, &r->resident_to};
+	/* The whole file is mapped, once: body.end is only the current
+	 * range's end, and a later range of a multipart response lies past
+	 * it (mapped to that end, its bytes came from whatever memory
+	 * followed the mapping). */
+	const struct sock_file f = {r->file_fd, r->file.size, &r->resident_to};
 
-	if (c->srv->cfg->sendfile == CONFIG_OFF || r->body.end < MAP_MIN)
+	if (c->srv->cfg->sendfile == CONFIG_OFF || r->body_len < MAP_MIN)
 		return false;
 	if (!sock_body_map(c->sock, &f, &r->map, base, off, n))
 		return false;
-	r->map_len = r->body.end;
+	r->map_len = r->file.size;
 	sock_out_commit(c->sock, n);
 	body_advance(&r->body, n);
 	c->w->stats.h1_mapped_bytes += n;

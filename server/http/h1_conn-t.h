@@ -28,7 +28,7 @@ struct response {
 	struct body body;
 	enum body_path path;
 	uint64_t resident_to;        /* file bytes before it are in the page cache */
-	const void *map;             /* the file's first body.end bytes, mapped for the sealer */
+	const void *map;             /* the whole file (file.size bytes), mapped for the sealer */
 	uint64_t map_len;
 	bool truncated;              /* the file shrank under us: close after what we have */
 	int status;

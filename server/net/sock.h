@@ -313,7 +313,8 @@ int sock_batch_send(struct sock *s, size_t len);
  * holes by reads. */
 bool sock_batch_map(struct sock *s, const struct sock_file *f, const void **map,
 		    uint64_t off, const struct iovec *holes, int n);
-/* sock_batch_map for a copied body's chunk: the len bytes of room at at
+/* sock_batch_map for a copied body's chunk (f->end: the file's size, the
+ * same for every call with one *map, which is that long): the len bytes of room at at
  * (sock_body_room) hold f's bytes from off on, to be committed as if read
  * (sock_out_commit). Only where ktlsd's sealer reads them (the kernel's
  * sends from pages take the zero-copy path, sock_send_file): one copy of

@@ -173,6 +173,9 @@ static bool map_holes(struct sock *s, unsigned room, const struct sock_file *f, 
 	uint64_t len = 0;
 	for (int i = 0; i < n; i++)
 		len += holes[i].iov_len;
+	/* *map is f->end bytes long: nothing past it may be taken from it. */
+	if (off > f->end || len > f->end - off)
+		return false;
 	/* Asked first: a file whose residency the kernel will not tell (one
 	 * the server could not write) is never mapped at all. */
 	if (!file_resident_ahead(f->fd, f->resident_to, off, len, f->end, PAGES_RESIDENT_AHEAD))
