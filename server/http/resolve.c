@@ -37,13 +37,12 @@ static void log_open_failure(const struct opener_ctx *o, const char *rel, int er
 	static _Thread_local int64_t last_sec = INT64_MIN;
 	static _Thread_local unsigned unsaid;
 
+	/* file.h's answers: a missing file or a name no file can have is the
+	 * client's; out of descriptors (503) is the load's, not a file's. */
 	switch (err) {
 	case -ENOENT:
 	case -ENAMETOOLONG:
-	case -ENOTDIR:
-	case -ELOOP: /* a symlink refused (file.h), or out of the root: the client's */
-	case -EXDEV:
-	case -EMFILE: /* 503s, and the limits log their own */
+	case -EMFILE:
 	case -ENFILE:
 		return;
 	}

@@ -392,7 +392,6 @@ static bool ct_reserve(struct sock *s, size_t len)
 	return s->ct != NULL;
 }
 
-/* Seals plaintext of record type into ct, which is empty. */
 /* One tls_seal, as page_guard_call runs it. */
 struct seal_job {
 	struct tls_sealer *sealer;
@@ -411,7 +410,7 @@ static void seal_job_run(void *arg)
 	j->n = tls_seal(j->sealer, j->type, j->iov, j->iovcnt, j->len, j->out);
 }
 
-/* Seals len bytes of iov into ct. Where some of them are a file's mapped
+/* Seals len bytes of iov, of record type, into ct, which is empty. Where some of them are a file's mapped
  * pages (mapped: sock_out_map), the read is guarded: a file that shrank
  * fails the response as a send from its pages does (sock_send_done). */
 static bool seal_iov(struct sock *s, unsigned char type, const struct iovec *iov, int iovcnt,
