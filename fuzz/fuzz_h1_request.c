@@ -143,7 +143,9 @@ static bool check_path(const struct h1_request *r, char *out, size_t outsz, stru
 		FZ_ASSERT(n > 0, "empty segment in '%s'", out);
 		FZ_ASSERT(!(n == 1 && seg[0] == '.') && !(n == 2 && seg[0] == '.' && seg[1] == '.'),
 		          "dot segment in '%s'", out);
-		dot |= seg[0] == '.';
+		/* RFC 8615: a leading ".well-known" is no dotfile (path.h). */
+		bool well_known = seg == out && n == 11 && memcmp(seg, ".well-known", 11) == 0;
+		dot |= seg[0] == '.' && !well_known;
 		seg += n + 1;
 	}
 	FZ_ASSERT(dot == info->dotfile, "dotfile %d for '%s'", info->dotfile, out);
