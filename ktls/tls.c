@@ -315,6 +315,23 @@ static void keylog_cb(const SSL *ssl, const char *line)
 	OPENSSL_clear_free(buf, buf ? (size_t)n : 0);
 }
 
+static const char *key_type_name(int type)
+{
+	switch (type) {
+	case EVP_PKEY_EC:
+		return "ECDSA";
+	case EVP_PKEY_RSA:
+		return "RSA";
+	case EVP_PKEY_RSA_PSS:
+		return "RSA-PSS";
+	case EVP_PKEY_ED25519:
+		return "Ed25519";
+	case EVP_PKEY_ED448:
+		return "Ed448";
+	}
+	return OBJ_nid2sn(type);
+}
+
 /* One site's context: all alike but for the certificates and the session
  * id context, since OpenSSL takes ALPN and more from the context a
  * handshake moved to. */
@@ -341,13 +358,26 @@ static SSL_CTX *site_ctx_new(struct tls_server *srv, const struct tls_settings *
 		FAIL("groups: %s", tls_last_error(ebuf, sizeof(ebuf)));
 
 	/* Each pair adds a certificate of its key type; OpenSSL picks per
-	 * client from its signature algorithms (ECDSA first when both work). */
+	 * client from its signature algorithms (ECDSA first when both work).
+	 * It keeps one certificate per key type, the last one given: a second
+	 * of a type is refused rather than let it hide the first. */
+	int types[TLS_SITE_MAX_CERTS];
+	if (site->ncerts > TLS_SITE_MAX_CERTS)
+		FAIL("at most %d certificates a site", TLS_SITE_MAX_CERTS);
 	for (size_t i = 0; i < site->ncerts; i++) {
 		if (tls_pem_use(ctx, &site->certs[i], err, errlen) < 0)
 			goto fail;
 		if (SSL_CTX_check_private_key(ctx) != 1)
 			FAIL("key %s does not match cert %s", site->certs[i].key_file,
 			     site->certs[i].cert_file);
+		types[i] = EVP_PKEY_get_base_id(X509_get0_pubkey(SSL_CTX_get0_certificate(ctx)));
+		for (size_t j = 0; j < i; j++)
+			if (types[j] == types[i])
+				FAIL("cert %s: a second %s certificate for one site (cert %s is the "
+				     "first): a site serves one of each key type, so one of them "
+				     "would never be served",
+				     site->certs[i].cert_file, key_type_name(types[i]),
+				     site->certs[j].cert_file);
 	}
 
 	long opts = SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |

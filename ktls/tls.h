@@ -38,6 +38,9 @@ int tls_ticket_key_parse(const char *path, const char *buf, size_t n, struct tls
 			 char *err, size_t errlen);
 
 /* The certificates of one site: ECDSA and RSA pairs, one context each. */
+/* One of each key type a site may use: RSA, RSA-PSS, ECDSA, Ed25519. */
+#define TLS_SITE_MAX_CERTS 4
+
 struct tls_site {
 	const struct tls_cert_pair *certs;
 	size_t ncerts;

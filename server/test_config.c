@@ -10,6 +10,7 @@
 #include "server/core/file_create.h"
 #include "server/core/log.h"
 #include "server/conf/server.h"
+#include "server/conf/site_certs.h"
 
 int test_config(struct config *cfg)
 {
@@ -47,11 +48,19 @@ int test_config(struct config *cfg)
 		goto out;
 	}
 	access_log_file_close(&alog);
+	/* server_new logged each of them. */
+	if (srv->cert_errors) {
+		log_msg(LOG_ERROR, "configuration not ok: %u certificate problem%s above",
+			srv->cert_errors, srv->cert_errors > 1 ? "s" : "");
+		rc = 1;
+		goto out;
+	}
 	char what[PATH_MAX + 64];
+	size_t ncerts = site_certs_count(srv->sites, srv->nsites);
 	printf("ktlsd: configuration ok (root %s; listeners: %zu HTTPS, %zu plain HTTP; "
 	       "certificates: %zu)\n",
 	       server_serving_text(srv, what, sizeof(what)), cfg->nlisten, cfg->nlisten_plain,
-	       srv->sites[0].ncerts);
+	       ncerts);
 out:
 	server_put(srv);
 	return rc;

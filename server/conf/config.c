@@ -39,6 +39,9 @@ struct ctx {
 	const char *file;               /* NULL: the command line */
 	unsigned line;                  /* 0: the file as a whole */
 	bool seen[CONFIG_MAX_OPTIONS];   /* options met in this source so far */
+	/* The config file's line of each single-valued option in the current
+	 * section (0: not given there yet). */
+	unsigned section_line[CONFIG_MAX_OPTIONS];
 	struct config_site *site;       /* where site options go: the top level or a section */
 };
 
@@ -323,6 +326,7 @@ static int start_section(struct config *cfg, char *s, struct ctx *c)
 	cfg->sites = sites;
 	c->site = &sites[cfg->nsites++];
 	memset(c->site, 0, sizeof(*c->site));
+	memset(c->section_line, 0, sizeof(c->section_line));
 	name[n] = '\0';
 	/* Zeroed: a section's lists start empty, not appended to the top
 	 * level's (so seen[] need not be reset: appending to an empty list is
@@ -364,6 +368,17 @@ static int parse_line(struct config *cfg, char *s, struct ctx *c)
 	}
 	if (unquote(v, o, c))
 		return -1;
+	/* In a file a second "root" is a slip, not an override (that is what
+	 * the command line is for): nginx refuses a duplicate directive too. */
+	if (!config_is_list(o->type) && o->type != T_CERT && !(o->type == T_LISTEN && o->max != 1)) {
+		unsigned *first = &c->section_line[o - config_options];
+		if (*first) {
+			report(c, o, "given twice in this %s (line %u too): say it once",
+			       c->site == &cfg->site ? "file's top level" : "section", *first);
+			return -1;
+		}
+		*first = c->line;
+	}
 	return apply(cfg, o, v, c);
 }
 
@@ -494,6 +509,31 @@ void config_free(struct config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 }
 
+/* The same address twice would fail the start with "Address already in
+ * use", naming neither line. */
+static int check_listeners(const struct config *cfg, FILE *errfp)
+{
+	const struct config_listen *all[2 * CONFIG_MAX_LISTEN + 1];
+	const char *kind[2 * CONFIG_MAX_LISTEN + 1];
+	size_t n = 0;
+
+	for (size_t i = 0; i < cfg->nlisten; i++, n++)
+		all[n] = &cfg->listen[i], kind[n] = "listen";
+	for (size_t i = 0; i < cfg->nlisten_plain; i++, n++)
+		all[n] = &cfg->listen_plain[i], kind[n] = "listen-plain";
+	if (cfg->nstatus_listen)
+		all[n] = &cfg->status_listen, kind[n++] = "status-listen";
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (all[i]->addrlen && all[i]->addrlen == all[j]->addrlen &&
+			    memcmp(&all[i]->addr, &all[j]->addr, all[i]->addrlen) == 0) {
+				fprintf(errfp, "ktlsd: --%s %s: the same address as --%s %s\n",
+					kind[i], all[i]->text, kind[j], all[j]->text);
+				return -1;
+			}
+	return 0;
+}
+
 /* After all sources: the listen default, what sections inherit, and the
  * checks that span options. */
 static int finish(struct config *cfg, FILE *errfp)
@@ -506,6 +546,8 @@ static int finish(struct config *cfg, FILE *errfp)
 		if (apply(cfg, o, o->def, &c))
 			abort();
 	}
+	if (check_listeners(cfg, errfp))
+		return -1;
 	for (size_t i = 0; i < cfg->nsites; i++)
 		config_site_inherit(&cfg->sites[i], &cfg->site);
 	if (!cfg->site.root && !cfg->check && cfg->nsites == 0) {

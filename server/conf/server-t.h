@@ -37,6 +37,9 @@ struct server {
 	bool use_ktls;               /* --ktls on, or auto with a kernel that has it */
 	bool seal_records;           /* without kernel TLS, ktlsd seals records (--tls-records) */
 	struct tls_settings tls;
+	/* What --test-config counts as errors in the certificates
+	 * (site_certs.h); a start only warns of them. */
+	unsigned cert_errors;
 	/* The access log file, the same for every configuration (the main
 	 * thread's: it cannot change without a restart; main sets it on the
 	 * first, server_new copies it from the running one). */

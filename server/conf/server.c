@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
 #include "server/conf/conf_files.h"
 #include "server/conf/file_read.h"
+#include "server/conf/site_certs.h"
 #include "server/core/log.h"
 
 static int site_of_name(const void *arg, const char *name, size_t len)
@@ -222,6 +224,8 @@ static int build(struct server *srv, const struct server *cur, struct conf_files
 			return -EINVAL;
 		}
 		tls_server_put(probe);
+		srv->cert_errors = site_certs_check(srv->sites, srv->nsites, time(NULL),
+						    cfg->test_config || cfg->check);
 	}
 	return 0;
 }

@@ -3,6 +3,7 @@
 #include "server/conf/conf_files.h"
 #include "server/conf/config.h"
 #include "server/conf/file_read.h"
+#include "ktls/tls.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 _Static_assert(CONFIG_MAX_HEADERS <= RESP_EXTRA_MAX, "a site's fields must fit a response");
+_Static_assert(CONFIG_MAX_CERTS <= TLS_SITE_MAX_CERTS, "a site's certificates must fit its context");
 
 /* config.c stored each field as "Name: value"; HTTP/2 wants the name in
  * lowercase (RFC 9113 8.2.1), HTTP/1.1 gets it as written. */

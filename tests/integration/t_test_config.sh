@@ -127,3 +127,72 @@ tc "${good[@]}" --test-config --access-log stdout
 cd - >/dev/null || return 0
 expect_eq "--test-config --access-log stdout: ok" "$TC_RC" 0
 check "... and no file named stdout is made" test ! -e "$T/cwd/stdout"
+
+# ---- what breaks only once clients come (issue 23, item 5) ------------------
+# cert_signed NAME SAN START END: a self-signed ECDSA certificate $T/NAME.pem
+# (key NAME.key) valid from START to END (YYYYMMDDHHMMSSZ), by openssl ca,
+# the one tool of OpenSSL 3.0 that sets both dates.
+cert_signed() {
+	local d="$T/ca-$1"
+	mkdir -p "$d" && : >"$d/index.txt" && echo 01 >"$d/serial"
+	printf '[ca]\ndefault_ca=d\n[d]\ndatabase=%s/index.txt\nnew_certs_dir=%s\nserial=%s/serial\ndefault_md=sha256\npolicy=p\ncopy_extensions=copy\n[p]\ncommonName=supplied\n' \
+		"$d" "$d" "$d" >"$d/ca.cnf"
+	openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T/$1.key" \
+		-out "$d/req.csr" -subj "/CN=$1" -addext "subjectAltName=$2" 2>/dev/null &&
+		openssl ca -batch -config "$d/ca.cnf" -selfsign -keyfile "$T/$1.key" -in "$d/req.csr" \
+			-out "$T/$1.pem" -startdate "$3" -enddate "$4" -notext >/dev/null 2>&1
+}
+utc() { date -u -d "$1" +%Y%m%d%H%M%SZ; }
+cert_signed expired DNS:localhost 20200101000000Z 20200201000000Z
+cert_signed soon DNS:localhost "$(utc yesterday)" "$(utc '5 days')"
+cert_signed wild 'DNS:*.example.org,DNS:example.org' "$(utc yesterday)" "$(utc '90 days')"
+check "test certificates made (openssl ca)" test -s "$T/expired.pem" -a -s "$T/soon.pem" -a -s "$T/wild.pem"
+
+tc --test-config --root "$FIX/root" --listen "127.0.0.1:$PORT" --cert "$T/expired.pem" --key "$T/expired.key"
+expect_eq "an expired certificate: exit 1" "$TC_RC" 1
+expect_match "... an error naming it and its end" "$(cat "$T/err")" \
+	'\[error\] --cert .*expired\.pem: expired on 2020-02-01'
+check "... no 'configuration ok'" sh -c '! grep -q "configuration ok" "$1"' sh "$T/out"
+tc --test-config --root "$FIX/root" --listen "127.0.0.1:$PORT" --cert "$T/soon.pem" --key "$T/soon.key"
+expect_eq "a certificate that ends in 5 days: still ok (exit 0)" "$TC_RC" 0
+expect_match "... with a warning of it" "$(cat "$T/err")" '\[warn\] --cert .*soon\.pem: expires on .*in [45] days'
+check "... and configuration ok" grep -q '^ktlsd: configuration ok' "$T/out"
+
+tc --test-config --root "$FIX/root" --listen "127.0.0.1:$PORT" --cert "$T/wild.pem" --key "$T/wild.key" \
+	--server-name dl.example.org --server-name example.org --server-name '*.example.org'
+expect_eq "server names its wildcard certificate covers: ok" "$TC_RC" 0
+expect_eq "... and nothing on stderr" "$(cat "$T/err")" ""
+tc --test-config --root "$FIX/root" --listen "127.0.0.1:$PORT" --cert "$T/wild.pem" --key "$T/wild.key" \
+	--server-name dl.example.org --server-name a.b.example.org --server-name mirror.example.net
+expect_eq "server names the certificate does not cover: exit 1" "$TC_RC" 1
+expect_eq "... one error for each" "$(grep -c 'no certificate of the site covers it' "$T/err")" 2
+expect_match "... naming them" "$(tr '\n' ' ' <"$T/err")" 'a\.b\.example\.org.*mirror\.example\.net'
+# A start warns of the same and serves (a renewal may be on its way).
+if start_on_free_port --root "$FIX/root" --cert "$T/expired.pem" --key "$T/expired.key" \
+	--cert "$FIX/rsa.pem" --key "$FIX/rsa.key" --server-name mirror.example.net --workers 1; then
+	fetch uncovered /a.txt --tls-max 1.2 --ciphers ECDHE-RSA-AES128-GCM-SHA256
+	expect_eq "a start with an expired certificate and an uncovered name: serves" "$STATUS" 200
+	check "... warned of the expired one" grep -q '\[warn\] --cert .*expired.pem: expired on' "$KTLSD_LOG"
+	check "... and of the name" grep -q '\[warn\] --server-name mirror.example.net: no certificate' "$KTLSD_LOG"
+	stop_ktlsd
+fi
+
+expect_problem "two ECDSA certificates in one site" "a second ECDSA certificate" --test-config \
+	--root "$FIX/root" --listen "127.0.0.1:$PORT" --cert "$FIX/ec.pem" --key "$FIX/ec.key" \
+	--cert "$T/other.pem" --key "$T/other.key"
+expect_problem "the same listener twice" "the same address" --test-config "${good[@]}" \
+	--listen "127.0.0.1:$PORT" --listen-plain "127.0.0.1:$PORT"
+printf 'root %s\nroot %s\nlisten 127.0.0.1:%s\ncert %s\nkey %s\n' "$FIX/root" "$T" "$PORT" \
+	"$FIX/ec.pem" "$FIX/ec.key" >"$T/root-twice.conf"
+expect_problem "root twice in the file" "root: given twice" --test-config --config "$T/root-twice.conf"
+printf 'listen 127.0.0.1:%s\ncert %s\nkey %s\n[site a]\nroot %s\nroot %s\n' "$PORT" "$FIX/ec.pem" \
+	"$FIX/ec.key" "$FIX/root" "$T" >"$T/root-twice-site.conf"
+expect_problem "root twice in a section" "given twice in this section" --test-config \
+	--config "$T/root-twice-site.conf"
+# Certificates are counted over every site, a file two share once.
+printf 'root %s\nlisten 127.0.0.1:%s\ncert %s\nkey %s\ncert %s\nkey %s\n[site w]\nserver-name example.org\ncert %s\nkey %s\n[site x]\nserver-name localhost\n' \
+	"$FIX/root" "$PORT" "$FIX/ec.pem" "$FIX/ec.key" "$FIX/rsa.pem" "$FIX/rsa.key" "$T/wild.pem" \
+	"$T/wild.key" >"$T/sites.conf"
+tc --test-config --config "$T/sites.conf"
+expect_eq "three sites: ok" "$TC_RC" 0
+expect_match "... counting the certificates of all (3 files)" "$(cat "$T/out")" 'certificates: 3\)'

@@ -1042,6 +1042,41 @@ START_TEST(test_override_order)
 }
 END_TEST
 
+/* A single-valued key given twice in one part of a file is refused (the
+ * command line still overrides the file); the same listener twice is
+ * refused at load rather than by bind. */
+START_TEST(test_said_twice)
+{
+	FILE_ERR("root /\nworkers 2\nworkers 3\n",
+		 "3: workers: given twice in this file's top level (line 2 too): say it once");
+	FILE_ERR("root /\n[site a]\nserver-name a\nroot /a\n\nroot /b\n",
+		 "6: root: given twice in this section (line 4 too): say it once");
+
+	struct config cfg;
+	char *err;
+	/* Each section starts afresh: a key once in each is fine. */
+	ck_assert_int_eq(parse_text(&cfg, "root /\n[site a]\nroot /a\n[site b]\nroot /b\n", &err),
+			 0);
+	ck_assert_str_eq(err, "");
+	free(err);
+	config_free(&cfg);
+
+	char *path = conf("root /\nworkers 2\n");
+	struct run r;
+	RUN_OK(&r, "--config", path, "--workers", "3", "--workers", "4");
+	ck_assert_uint_eq(r.cfg.workers, 4);
+	done(&r);
+	unconf(path);
+
+	RUN_ERR("ktlsd: --listen-plain 127.0.0.1:80: the same address as --listen 127.0.0.1:80",
+		"--root", "/", "--listen", "127.0.0.1:80", "--listen-plain", "127.0.0.1:80");
+	RUN_ERR("ktlsd: --listen [::1]:443: the same address as --listen [::1]:443", "--root", "/",
+		"--listen", "[::1]:443", "--listen", "[::1]:443");
+	RUN_ERR("ktlsd: --listen unix:/run/k.sock: the same address as --listen unix:/run/k.sock",
+		"--root", "/", "--listen", "unix:/run/k.sock", "--listen", "unix:/run/k.sock");
+}
+END_TEST
+
 START_TEST(test_lists_replace)
 {
 	struct run r;
@@ -1317,6 +1352,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_site_rules_name_site_options);
 	tcase_add_test(tc, test_check_flag);
 	tcase_add_test(tc, test_test_config_flag);
+	tcase_add_test(tc, test_said_twice);
 	suite_add_tcase(s, tc);
 	return s;
 }
