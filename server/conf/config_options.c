@@ -56,9 +56,9 @@ const struct opt config_options[] = {
         "Load the configuration as a start would (config file, root, certificates and "
         "keys, the listeners' syntax, --user, log files) without binding or serving; "
         "print the first problem and exit non-zero, or print \"configuration ok\" and "
-        "exit 0. It also fails on what a start only warns of: an expired certificate, a "
-        "server name no certificate of its site covers; a certificate that ends within "
-        "14 days is warned of.",
+        "exit 0. It also fails on a root the --user cannot read, and on what a start only "
+        "warns of: an expired certificate, a server name no certificate of its site "
+        "covers; a certificate that ends within 14 days is warned of.",
         .cli_only = true),
 
     OPT("cert", "FILE", T_CERT, G_TLS, CERT_OFF(cert_file), NULL,

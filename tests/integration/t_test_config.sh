@@ -196,3 +196,17 @@ printf 'root %s\nlisten 127.0.0.1:%s\ncert %s\nkey %s\ncert %s\nkey %s\n[site w]
 tc --test-config --config "$T/sites.conf"
 expect_eq "three sites: ok" "$TC_RC" 0
 expect_match "... counting the certificates of all (3 files)" "$(cat "$T/out")" 'certificates: 3\)'
+
+# ---- a root the --user cannot read (issue 23, item 3) -----------------------
+if [ "$(id -u)" != 0 ]; then
+	skip "--test-config: a root --user cannot read" "needs root (only root becomes --user)"
+elif site=$(nobody_site test-config); then
+	tc --test-config --root "$site/root" --listen-plain "127.0.0.1:$PORT" --user nobody
+	expect_eq "--user nobody, a root nobody reads: ok" "$TC_RC" 0
+	chmod 700 "$site/root"
+	tc --test-config --root "$site/root" --listen-plain "127.0.0.1:$PORT" --user nobody
+	expect_eq "--user nobody, a root of mode 700 (root's): exit 1" "$TC_RC" 1
+	expect_match "... saying nobody cannot read it, and what follows" "$(cat "$T/err")" \
+		"--root $site/root: --user nobody cannot read it \\(Permission denied\\): every request would get 403"
+	rm -rf "$site"
+fi
