@@ -2,8 +2,8 @@
  * (server/conf/config_doc.h), so that they cannot drift from --help.
  *
  *   docgen man TEMPLATE   prints ktlsd(8): TEMPLATE, whose line "@OPTIONS@"
- *                         becomes the options and whose @VERSION@ and
- *                         @SYSCONFDIR@ become this build's
+ *                         becomes the options and whose @VERSION@,
+ *                         @SYSCONFDIR@ and @PKGDATADIR@ become this build's
  *   docgen conf           prints the sample ktlsd.conf
  *
  * Exits 0, or 1 after a message on stderr. */
@@ -16,13 +16,18 @@
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
 #endif
+#ifndef PKGDATADIR
+#define PKGDATADIR "/usr/local/share/ktlsd"
+#endif
 
 /* Writes line with each @NAME@ of ours replaced. */
 static void substitute(const char *line, FILE *out)
 {
 	static const struct {
 		const char *name, *value;
-	} vars[] = {{"@VERSION@", PACKAGE_VERSION}, {"@SYSCONFDIR@", SYSCONFDIR}};
+	} vars[] = {{"@VERSION@", PACKAGE_VERSION},
+		    {"@SYSCONFDIR@", SYSCONFDIR},
+		    {"@PKGDATADIR@", PKGDATADIR}};
 
 	while (*line) {
 		size_t i, n = sizeof(vars) / sizeof(vars[0]);

@@ -10,6 +10,12 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+/* The file make install puts there and the systemd unit starts with. */
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/usr/local/etc"
+#endif
+#define CONFIG_DEFAULT_FILE SYSCONFDIR "/ktlsd/ktlsd.conf"
+
 #define CONFIG_MAX_LISTEN 16
 #define CONFIG_MAX_CERTS 4
 #define CONFIG_MAX_TICKET_KEYS 8

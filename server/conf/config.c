@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "server/conf/conf_files.h"
 #include "server/conf/config-int.h"
@@ -32,6 +33,8 @@
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.1.0"
 #endif
+
+const char *config_default_file = CONFIG_DEFAULT_FILE;
 
 /* Where a value came from, for error messages and list replacement. */
 struct ctx {
@@ -551,7 +554,9 @@ static int finish(struct config *cfg, FILE *errfp)
 	for (size_t i = 0; i < cfg->nsites; i++)
 		config_site_inherit(&cfg->sites[i], &cfg->site);
 	if (!cfg->site.root && !cfg->check && cfg->nsites == 0) {
-		fputs("ktlsd: --root is required\n", errfp);
+		fprintf(errfp, "ktlsd: --root is required (or --config FILE; with neither, %s is read "
+			       "where it exists)\n",
+			config_default_file);
 		return -1;
 	}
 	if (!cfg->site.root && cfg->site.nserver_names) {
@@ -582,6 +587,7 @@ enum config_result config_load(struct config *cfg, int argc, char **argv, struct
 	struct ctx quiet = {0}, cli = {.errfp = errfp, .site = &cfg->site};
 	const struct opt *o, *action = NULL;
 	const char *v, *file = NULL;
+	bool root_given = false, check = false;
 
 	config_defaults(cfg);
 	/* First pass, quietly: --help and --version win even over a broken
@@ -593,7 +599,16 @@ enum config_result config_load(struct config *cfg, int argc, char **argv, struct
 			action = o;
 		else if (strcmp(o->name, "config") == 0)
 			file = v;
+		else if (strcmp(o->name, "root") == 0)
+			root_given = true;
+		else if (strcmp(o->name, "check") == 0)
+			check = true;
 	}
+	/* As nginx reads its nginx.conf: "ktlsd --test-config" alone checks
+	 * the file the systemd unit starts with. --check alone describes the
+	 * machine, as it always did. */
+	if (!file && !root_given && !check && access(config_default_file, F_OK) == 0)
+		file = config_default_file;
 	if (action) {
 		if (strcmp(action->name, "help") == 0)
 			config_print_help(outfp);

@@ -18,6 +18,10 @@
  * is then a harmless no-op). The config file is read through cf
  * (conf_files.h; NULL: from disk), and refused unless it is a regular file. */
 struct conf_files;
+/* With neither --config nor --root (nor --check) on the command line,
+ * config_load reads this file where it exists (CONFIG_DEFAULT_FILE); a
+ * variable so that unit tests can point it elsewhere. */
+extern const char *config_default_file;
 enum config_result config_load(struct config *cfg, int argc, char **argv, struct conf_files *cf,
 			       FILE *outfp, FILE *errfp);
 

@@ -42,7 +42,8 @@ const struct opt config_options[] = {
     OPT("workers", "N", T_UINT, G_GENERAL, OFF(workers), "0",
         "Worker threads; 0 means one per CPU this process may run on.", .max = 1024),
     OPT("config", "FILE", T_STRING, G_GENERAL, OFF(config_file), NULL,
-        "Read options from FILE first, one \"name value\" per line; flags override it.",
+        "Read options from FILE first, one \"name value\" per line; flags override it. "
+        "With neither --config nor --root, " CONFIG_DEFAULT_FILE " is read where it exists.",
         .cli_only = true),
     OPT("help", NULL, T_ACTION, G_GENERAL, 0, NULL, "Print this help and exit.", .cli_only = true),
     OPT("version", NULL, T_ACTION, G_GENERAL, 0, NULL, "Print the version and exit.",

@@ -232,11 +232,11 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
 		caps_of() { awk '/^Cap(Prm|Eff):/ {printf "%s ", $2}' "$1/status"; }
 		expect_match "--user, after the reload: no thread of the server holds a capability" \
 			"$(for t in /proc/"$KTLSD_PID"/task/*; do caps_of "$t"; done)" '^(0{16} ){4,}$'
-		printf '%s\n' "${user_conf[@]}" "workers many" >"$priv/ktlsd.conf"
+		printf '%s\n' "${user_conf[@]}" "idle-timeout many" >"$priv/ktlsd.conf"
 		kill -HUP "$KTLSD_PID"
-		wait_until 30 grep -qE "SIGHUP: .*workers.*many.*; keeping the running configuration" "$priv/error.log"
+		wait_until 30 grep -qE "SIGHUP: .*idle-timeout.*many.*; keeping the running configuration" "$priv/error.log"
 		check "--user: why a reload failed is in the error log" \
-			grep -qE "SIGHUP: .*workers.*many.*; keeping the running configuration" "$priv/error.log"
+			grep -qE "SIGHUP: .*idle-timeout.*many.*; keeping the running configuration" "$priv/error.log"
 		expect_eq "--user: ... and the running certificate stays" "$(subject)" "reload-two"
 		stop_ktlsd
 	fi

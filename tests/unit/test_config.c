@@ -24,6 +24,13 @@
 #define PACKAGE_VERSION "0.1.0"
 #endif
 
+/* The default file these tests see: none (main points config_default_file
+ * here), whatever a make install left on this machine. */
+#define NO_DEFAULT "/nonexistent/ktlsd-test/ktlsd.conf"
+#define NO_ROOT                                                                                    \
+	"ktlsd: --root is required (or --config FILE; with neither, " NO_DEFAULT                   \
+	" is read where it exists)"
+
 struct run {
 	struct config cfg;
 	enum config_result rc;
@@ -722,8 +729,8 @@ END_TEST
 
 START_TEST(test_cli_errors)
 {
-	RUN_ERR("ktlsd: --root is required");
-	RUN_ERR("ktlsd: --root is required", "--workers", "2");
+	RUN_ERR(NO_ROOT);
+	RUN_ERR(NO_ROOT, "--workers", "2");
 	RUN_ERR("ktlsd: unknown option --foo (see --help)", "--root", "/", "--foo");
 	RUN_ERR("ktlsd: unknown option --foo (see --help)", "--root", "/", "--foo=bar");
 	RUN_ERR("ktlsd: unknown option --roo (see --help)", "--roo", "/"); /* no abbreviations */
@@ -1077,6 +1084,30 @@ START_TEST(test_said_twice)
 }
 END_TEST
 
+/* The installed file is read when the command line names neither a file
+ * nor a root, and not for --check (which describes the machine alone). */
+START_TEST(test_default_file)
+{
+	char *path = conf("root /srv/default\nworkers 3\n");
+	struct run r;
+
+	config_default_file = path;
+	RUN_OK(&r, "--test-config");
+	ck_assert_str_eq(r.cfg.site.root, "/srv/default");
+	ck_assert_uint_eq(r.cfg.workers, 3);
+	done(&r);
+	RUN_OK(&r, "--root", "/other");
+	ck_assert_str_eq(r.cfg.site.root, "/other");
+	ck_assert_uint_eq(r.cfg.workers, 0);
+	done(&r);
+	RUN_OK(&r, "--check");
+	ck_assert_ptr_null(r.cfg.site.root);
+	done(&r);
+	config_default_file = NO_DEFAULT;
+	unconf(path);
+}
+END_TEST
+
 START_TEST(test_lists_replace)
 {
 	struct run r;
@@ -1159,7 +1190,7 @@ START_TEST(test_test_config_flag)
 	ck_assert(r.cfg.test_config);
 	ck_assert(!r.cfg.check);
 	done(&r);
-	RUN_ERR("ktlsd: --root is required", "--test-config");
+	RUN_ERR(NO_ROOT, "--test-config");
 	RUN_ERR("ktlsd: --test-config: takes no value", "--root", "/srv", "--test-config=yes");
 	path = conf("test-config\n");
 	RUN(&r2, "--config", path, "--root", "/srv");
@@ -1180,7 +1211,7 @@ START_TEST(test_reentrant)
 		RUN_OK(&r, "--root", "/", "--workers", "3");
 		ck_assert_uint_eq(r.cfg.workers, 3);
 		done(&r);
-		RUN_ERR("ktlsd: --root is required", "--workers", "3");
+		RUN_ERR(NO_ROOT, "--workers", "3");
 	}
 	/* After a failed load the config is already empty: freeing is harmless. */
 	RUN(&r, "--bogus");
@@ -1353,11 +1384,13 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_check_flag);
 	tcase_add_test(tc, test_test_config_flag);
 	tcase_add_test(tc, test_said_twice);
+	tcase_add_test(tc, test_default_file);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
 int main(void)
 {
+	config_default_file = NO_DEFAULT;
 	return check_run(config_suite());
 }
