@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 #include "proto/httpdate.h"
 #include "proto/numfmt.h"
@@ -127,8 +128,24 @@ void resp_head_page(struct resp_head *h, int status, const char *date, size_t pa
 
 void resp_head_extras(struct resp_head *h, const struct resp_extras *x)
 {
-	if (h->status >= 200 && h->status < 400)
-		h->extras = *x;
+	if (h->status < 200 || h->status >= 400)
+		return;
+	h->extras = *x;
+	/* A site's field replaces ktlsd's own of the same name (a listing's
+	 * Cache-Control: no-cache under a site's "Cache-Control: public,
+	 * max-age=300"): two would contradict, and RFC 9111 5.2 leaves a
+	 * cache to pick. The others ktlsd sets a site may not name
+	 * (config_value_header). */
+	for (size_t j = 0; j < x->n; j++)
+		for (size_t i = 0; i < h->n; i++) {
+			const char *ours = names[h->f[i].name].h1;
+			if (names[h->f[i].name].len != x->f[j].name_len ||
+			    strncasecmp(ours, x->f[j].name_h1, x->f[j].name_len) != 0)
+				continue;
+			memmove(&h->f[i], &h->f[i + 1], (h->n - i - 1) * sizeof(h->f[0]));
+			h->n--;
+			break;
+		}
 }
 
 void resp_head_listing(struct resp_head *h, const char *date, const char *content_type,

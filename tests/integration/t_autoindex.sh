@@ -208,3 +208,14 @@ fetch dotget /special/.hidden
 expect_eq "--dotfiles on: and served" "$STATUS $(cat "$T/dotget.b")" "200 .hidden"
 expect_file_lacks "--dotfiles on: still no link out of the root" "$T/dots.b" link-out
 stop_ktlsd
+
+# ---- a site's Cache-Control replaces the listing's no-cache: one field ----
+start_ai --autoindex on --header "Cache-Control: public, max-age=60" || return 0
+for v in --http1.1 --http2; do
+	KCURL_HTTP=$v fetch cc /special/
+	expect_eq "--header Cache-Control ($v): the listing has one Cache-Control, the site's" \
+		"$STATUS $(hdr_count "$T/cc.h" Cache-Control) $(hdr "$T/cc.h" Cache-Control)" \
+		"200 1 public, max-age=60"
+done
+KCURL_HTTP=--http1.1
+stop_ktlsd

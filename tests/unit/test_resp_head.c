@@ -124,6 +124,33 @@ START_TEST(listing)
 }
 END_TEST
 
+/* A site's Cache-Control replaces the listing's own no-cache: one field,
+ * never two that contradict; its other fields are added as they are. */
+START_TEST(listing_site_cache_control)
+{
+	static const struct resp_extra f[] = {
+	    {.name_h1 = "Cache-Control", .name_h2 = "cache-control", .name_len = 13,
+	     .value = "public, max-age=300", .value_len = 19},
+	    {.name_h1 = "X-Mirror", .name_h2 = "x-mirror", .name_len = 8, .value = "a",
+	     .value_len = 1}};
+	const struct resp_extras x = {.f = f, .n = 2, .h1_bytes = 15 + 19 + 2 + 10 + 1 + 2};
+	struct resp_head h;
+	char out[1024];
+
+	resp_head_listing(&h, DATE, "text/html", 7);
+	resp_head_extras(&h, &x);
+	ck_assert_int_gt(resp_head_h1(&h, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "HTTP/1.1 200 OK\r\nServer: ktlsd\r\nDate: " DATE "\r\n"
+			      "Content-Type: text/html\r\nContent-Length: 7\r\n"
+			      "Vary: Accept\r\nCache-Control: public, max-age=300\r\nX-Mirror: a\r\n\r\n");
+	/* A site without one keeps the listing's no-cache. */
+	resp_head_listing(&h, DATE, "text/html", 7);
+	resp_head_extras(&h, &(struct resp_extras){.f = f + 1, .n = 1, .h1_bytes = 13});
+	ck_assert_int_gt(resp_head_h1(&h, out, sizeof(out)), 0);
+	ck_assert_ptr_nonnull(strstr(out, "Cache-Control: no-cache\r\nX-Mirror: a\r\n"));
+}
+END_TEST
+
 START_TEST(room)
 {
 	struct resp_head h;
@@ -192,6 +219,7 @@ int main(void)
 	tcase_add_test(tc, pages);
 	tcase_add_test(tc, listing);
 	tcase_add_test(tc, room);
+	tcase_add_test(tc, listing_site_cache_control);
 	tcase_add_test(tc, sidecar_fields);
 	suite_add_tcase(s, tc);
 	return check_run(s);
