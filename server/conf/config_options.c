@@ -99,11 +99,12 @@ const struct opt config_options[] = {
         "Kernel TLS: auto falls back to user space, on refuses to start without it."),
     OPT("sendfile", "auto|on|off", T_TRISTATE, G_TLS, OFF(sendfile), "auto",
         "Zero-copy file bodies where the socket encrypts by itself (kTLS) or is plain HTTP: "
-        "HTTP/1.1 by file -> pipe -> socket splices, HTTP/2 from the file's mapped pages. auto: "
-        "HTTP/1.1 splices only where measured faster than copying (kTLS bodies of 64 KiB and "
-        "more); on: wherever possible; off: never. Under --tls-records ktlsd, HTTP/1.1 bodies "
-        "of 256 KiB and more are sealed from the file's mapped pages where the page cache "
-        "holds them, not read first, unless off."),
+        "HTTP/1.1 by sendfile of cached file bytes (else file -> pipe -> socket splices on "
+        "the ring), HTTP/2 from the file's mapped pages. auto: zero copy only where measured "
+        "faster than copying (kTLS bodies of 64 KiB and more); on: wherever possible; off: "
+        "never (read into user memory, then send). Under --tls-records ktlsd, auto and on "
+        "seal HTTP/1.1 bodies of 256 KiB and more from the file's mapped pages where they "
+        "are cached, rather than read them first."),
     OPT("tls-records", "ktlsd|openssl", T_ENUM, G_TLS, OFF(tls_records), "ktlsd",
         "Who encrypts what is sent where the kernel does not (no kernel TLS, or --ktls "
         "off): ktlsd seals records straight from its send buffer (or the file's mapped "
