@@ -66,6 +66,7 @@ struct config_site {
 	size_t nmime_overrides;
 	bool precompressed;              /* --precompressed on|off: serve .br/.zst/.gz sidecars */
 	bool autoindex;                  /* --autoindex on|off: list folders without index.html */
+	unsigned autoindex_max_entries;  /* --autoindex-max-entries N shown in one listing */
 	unsigned limit_conn;             /* --limit-conn N per client address, 0 = unlimited (per site) */
 	unsigned limit_rate;             /* --limit-rate BYTES per second per connection, 0 = unlimited (per site) */
 	unsigned limit_rate_after;       /* --limit-rate-after BYTES free per connection (per site) */

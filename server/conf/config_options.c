@@ -203,6 +203,13 @@ const struct opt config_options[] = {
         "List a folder that has no index.html, as HTML or, for Accept: application/json or "
         "?format=json, as JSON; off answers 404.",
         .site = true),
+    OPT("autoindex-max-entries", "N", T_UINT, G_HTTP, SITE_OFF(autoindex_max_entries), "250000",
+        "The most entries a listing shows. A folder with more is answered 500 (a limit of "
+        "the server's, not the client's fault), with one warning naming it in the error "
+        "log; while it stays unchanged (its mtime), asking again answers at once, without "
+        "reading it anew. Each entry holds about 100 bytes of the listing thread's memory "
+        "while the listing is made.",
+        .min = 1, .max = 10000000, .site = true),
     OPT("mime-types", "FILE", T_STRING, G_HTTP, OFF(mime_types), "/etc/mime.types",
         "Content-Type by file extension, in mime.types format (\"type ext ext...\"); a "
         "built-in list fills in what the file lacks, or all of it if the file cannot be read."),
@@ -361,8 +368,9 @@ const char config_file_rules[] =
     "More sites: a line \"[site NAME]\" in the file starts a section that ends at the\n"
     "next one or at the end of the file; in it go the options that may differ between\n"
     "sites: server-name, root, cert, key, header, mime-type, precompressed, autoindex,\n"
-    "limit-conn, limit-rate and limit-rate-after. A section takes what it does not set\n"
-    "(but server names) from the lines above the first section and the flags.\n";
+    "autoindex-max-entries, limit-conn, limit-rate and limit-rate-after. A section\n"
+    "takes what it does not set (but server names) from the lines above the first\n"
+    "section and the flags.\n";
 
 const char *config_option_name(size_t i)
 {

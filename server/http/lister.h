@@ -26,8 +26,10 @@
  * process may use, so that listings yield to serving.
  *
  * Limits: LISTER_MAX_JOBS jobs per worker queued or running (more: 503),
- * LISTER_MAX_ENTRIES entries shown per folder (a larger folder: 403 and a
- * warning in the error log). */
+ * --autoindex-max-entries shown per folder (a larger folder: 500 and a
+ * warning in the error log; the thread remembers the LISTER_TOO_BIG_SLOTS
+ * last such folders, so that asking again for one that has not changed
+ * since reads nothing and logs nothing). */
 #ifndef KTLSD_SERVER_LISTER_H
 #define KTLSD_SERVER_LISTER_H
 
@@ -42,7 +44,7 @@
 #include "server/core/ring.h"
 
 #define LISTER_MAX_JOBS 16
-#define LISTER_MAX_ENTRIES 250000
+#define LISTER_TOO_BIG_SLOTS 16
 
 struct lister_job;
 
@@ -51,6 +53,7 @@ struct lister_job {
 	/* What to list (the submitter's, read by the thread). */
 	int root_fd;                 /* the job's own duplicate */
 	bool dotfiles;
+	unsigned max_entries;        /* --autoindex-max-entries */
 	enum autoindex_format format;
 	char rel[PATH_MAX];
 	/* Whose it is: called on the worker's thread when it is back. */
@@ -62,6 +65,14 @@ struct lister_job {
 	int status;
 	int fd;
 	uint64_t size;
+};
+
+/* A folder found to have more entries than a listing shows, as it was
+ * then (its mtime changes when an entry comes or goes). */
+struct lister_too_big {
+	uint64_t dev, ino;
+	int64_t mtime_sec, mtime_nsec;
+	unsigned max_entries; /* the limit it was over */
 };
 
 /* A worker's listing thread and its queues. Zeroed memory is a lister not
@@ -81,6 +92,9 @@ struct lister {
 	/* under mu */
 	struct lister_job *todo, *todo_tail, *back;
 	bool stop;
+	/* the thread's own */
+	struct lister_too_big too_big[LISTER_TOO_BIG_SLOTS];
+	unsigned too_big_next; /* the slot the next one takes */
 };
 
 /* On the worker's thread before it pins itself: remembers the CPUs the
@@ -90,7 +104,7 @@ void lister_init(struct lister *l, struct io_uring *ring);
 /* A job for folder rel (as static_target gives it) beneath root_fd (the
  * job holds a duplicate of its own), or NULL (no memory, no fd). */
 struct lister_job *lister_job_new(int root_fd, const char *rel, bool dotfiles,
-                                  enum autoindex_format format);
+                                  unsigned max_entries, enum autoindex_format format);
 /* Frees a job (and its fd, if still set) that is not with the thread. */
 void lister_job_free(struct lister_job *job);
 

@@ -157,5 +157,8 @@ const struct file_root *resolve_root(const void *root)
 
 struct lister_job *resolve_listing(const struct static_target *res, enum autoindex_format f)
 {
-	return lister_job_new(resolve_root(res->root)->fd, res->rel, res->list_dotfiles, f);
+	const struct site *site = res->root;
+
+	return lister_job_new(site->root.fd, res->rel, res->list_dotfiles,
+			      site->cfg->autoindex_max_entries, f);
 }

@@ -219,3 +219,31 @@ for v in --http1.1 --http2; do
 done
 KCURL_HTTP=--http1.1
 stop_ktlsd
+
+# ---- a folder over --autoindex-max-entries: 500, one line, no re-read -------
+mkdir -p "$R/many"
+for i in $(seq 1 30); do : >"$R/many/f$i"; done
+start_ai --autoindex on --autoindex-max-entries 20 || return 0
+for v in --http1.1 --http2 --http1.1; do
+	KCURL_HTTP=$v fetch many /many/
+	expect_eq "30 entries over a limit of 20 ($v): 500" "$STATUS" 500
+done
+KCURL_HTTP=--http1.1
+wait_until 10 grep -q '/many: more than 20 entries' "$KTLSD_LOG"
+expect_eq "... one warning for the three (unchanged: not read again)" \
+	"$(grep -c '/many: more than 20 entries (--autoindex-max-entries); not listed (500)' "$KTLSD_LOG")" 1
+: >"$R/many/f31"
+touch -d '+1 minute' "$R/many" # a second entry in the same tick must change it too
+fetch many /many/
+expect_eq "an entry more: still 500" "$STATUS" 500
+wait_until 10 sh -c '[ "$(grep -c "/many: more than 20 entries" "$1")" -ge 2 ]' sh "$KTLSD_LOG"
+expect_eq "... read again (a second warning)" "$(grep -c '/many: more than 20 entries' "$KTLSD_LOG")" 2
+fetch few '/sub/'
+expect_in "a smaller folder beside it is listed as before" "$STATUS" 200 404
+stop_ktlsd
+start_ai --autoindex on --autoindex-max-entries 31 || return 0
+fetch many '/many/?format=json'
+expect_eq "31 entries under a limit of 31: listed" \
+	"$STATUS $(grep -o '"name":"f[0-9]*"' "$T/many.b" | wc -l)" "200 31"
+stop_ktlsd
+rm -rf "$R/many"

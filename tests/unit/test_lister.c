@@ -78,10 +78,10 @@ static void done(struct lister_job *job)
 }
 
 /* Submits a job and runs the ring until it is back: its listing (or ""). */
-static char *run(struct lister *l, struct io_uring *ring, const char *rel, bool dotfiles,
-                 struct lister_job **out)
+static char *run_max(struct lister *l, struct io_uring *ring, const char *rel, bool dotfiles,
+		     unsigned max_entries, struct lister_job **out)
 {
-	struct lister_job *job = lister_job_new(root_fd, rel, dotfiles, AUTOINDEX_JSON);
+	struct lister_job *job = lister_job_new(root_fd, rel, dotfiles, max_entries, AUTOINDEX_JSON);
 	ck_assert_ptr_nonnull(job);
 	job->done = done;
 	back = 0;
@@ -100,6 +100,12 @@ static char *run(struct lister *l, struct io_uring *ring, const char *rel, bool 
 		ck_assert_int_eq(pread(job->fd, text, job->size, 0), (ssize_t)job->size);
 	*out = job;
 	return text;
+}
+
+static char *run(struct lister *l, struct io_uring *ring, const char *rel, bool dotfiles,
+                 struct lister_job **out)
+{
+	return run_max(l, ring, rel, dotfiles, 1000, out);
 }
 
 START_TEST(test_listing)
@@ -157,9 +163,75 @@ START_TEST(test_listing)
 	/* Cancelling a job that was never submitted is harmless, and it
 	 * stays the caller's to free: nothing is asserted here, ASan and
 	 * valgrind see a double free or a leak. */
-	job = lister_job_new(root_fd, ".", false, AUTOINDEX_HTML);
+	job = lister_job_new(root_fd, ".", false, 1000, AUTOINDEX_HTML);
 	lister_cancel(job);
 	lister_job_free(job); /* never submitted: the caller's to free */
+
+	lister_stop(&l);
+	io_uring_queue_exit(&ring);
+}
+END_TEST
+
+/* A folder over --autoindex-max-entries is a 500; while it stays as it
+ * was, asking again answers from what the thread remembers (no read, no
+ * log line), for that limit and any lower one; once an entry comes or
+ * goes it is read again. */
+START_TEST(test_too_many)
+{
+	struct io_uring ring;
+	struct lister l = {0};
+	struct lister_job *job;
+	struct stat st;
+	char *s;
+
+	ck_assert_int_eq(io_uring_queue_init(8, &ring, 0), 0);
+	lister_init(&l, &ring);
+	ck_assert_int_eq(fstat(root_fd, &st), 0);
+
+	/* d, f.txt, in: three entries shown. */
+	s = run_max(&l, &ring, ".", false, 3, &job);
+	ck_assert_int_eq(job->status, 0);
+	free(s);
+	lister_job_free(job);
+	ck_assert_uint_eq(l.too_big[0].max_entries, 0); /* nothing remembered */
+
+	s = run_max(&l, &ring, ".", false, 2, &job);
+	ck_assert_int_eq(job->status, 500);
+	ck_assert_int_eq(job->fd, -1);
+	free(s);
+	lister_job_free(job);
+	ck_assert_uint_eq(l.too_big[0].ino, (uint64_t)st.st_ino);
+	ck_assert_uint_eq(l.too_big[0].max_entries, 2);
+	ck_assert_uint_eq(l.too_big_next, 1);
+
+	/* Again, and under a lower limit: known, not read (no new slot). */
+	for (unsigned max = 2; max >= 1; max--) {
+		s = run_max(&l, &ring, ".", false, max, &job);
+		ck_assert_int_eq(job->status, 500);
+		free(s);
+		lister_job_free(job);
+	}
+	ck_assert_uint_eq(l.too_big_next, 1);
+	/* A higher limit is no answer of the slot's: read, and listed. */
+	s = run_max(&l, &ring, ".", false, 3, &job);
+	ck_assert_int_eq(job->status, 0);
+	free(s);
+	lister_job_free(job);
+
+	/* An entry more changes the folder's mtime: read again. */
+	struct timespec later = {.tv_sec = st.st_mtim.tv_sec + 1, .tv_nsec = 0};
+	put_file("root/g.txt", "g");
+	ck_assert_int_eq(futimens(root_fd, (struct timespec[2]){later, later}), 0);
+	s = run_max(&l, &ring, ".", false, 2, &job);
+	ck_assert_int_eq(job->status, 500);
+	free(s);
+	lister_job_free(job);
+	ck_assert_uint_eq(l.too_big_next, 2);
+	s = run_max(&l, &ring, ".", false, 4, &job);
+	ck_assert_int_eq(job->status, 0);
+	ck_assert_ptr_nonnull(strstr(s, "\"g.txt\""));
+	free(s);
+	lister_job_free(job);
 
 	lister_stop(&l);
 	io_uring_queue_exit(&ring);
@@ -176,7 +248,7 @@ START_TEST(test_queue_limit)
 	lister_init(&l, &ring);
 	back = 0;
 	for (int i = 0; i <= LISTER_MAX_JOBS; i++) {
-		jobs[i] = lister_job_new(root_fd, ".", false, AUTOINDEX_HTML);
+		jobs[i] = lister_job_new(root_fd, ".", false, 1000, AUTOINDEX_HTML);
 		jobs[i]->done = done;
 		int rc = lister_submit(&l, jobs[i]);
 		ck_assert_int_eq(rc, i < LISTER_MAX_JOBS ? 0 : -EAGAIN);
@@ -195,7 +267,7 @@ START_TEST(test_queue_limit)
 		lister_job_free(jobs[i]);
 	}
 	/* Room again. */
-	jobs[0] = lister_job_new(root_fd, ".", false, AUTOINDEX_HTML);
+	jobs[0] = lister_job_new(root_fd, ".", false, 1000, AUTOINDEX_HTML);
 	jobs[0]->done = done;
 	ck_assert_int_eq(lister_submit(&l, jobs[0]), 0);
 	lister_stop(&l); /* the thread finishes it; it is never taken back */
@@ -211,6 +283,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_listing);
 	tcase_add_test(tc, test_queue_limit);
+	tcase_add_test(tc, test_too_many);
 	suite_add_tcase(s, tc);
 
 	return check_run(s);
