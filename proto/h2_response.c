@@ -238,6 +238,7 @@ int h2_stream_respond(struct h2_stream *s)
 	    .ae_len = s->accept_encoding.len,
 	};
 	hs->env.resolve(hs->env.ctx, &ask, &res);
+	s->site = res.root;
 	if (res.status == STATIC_LIST_DIR)
 		return start_listing(hs, s, &res, head);
 	if (res.status == 301 && !(s->location = strdup(res.location)))
@@ -273,6 +274,7 @@ void h2_stream_done(struct h2_stream *s, uint32_t error, bool cut)
 	    .duration_ms = h2_now(hs) - s->start_ms,
 	    .file_body = s->file.size || s->rel || s->file_fd >= 0,
 	    .encoding = s->file.content_encoding,
+	    .site = s->site,
 	    .mapped = s->sent_mapped,
 	    .sendfile = hs->sendfile,
 	    .truncated = s->truncated,

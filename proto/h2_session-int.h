@@ -76,6 +76,7 @@ struct h2_stream {
 	const unsigned char *mem;        /* its bytes, when the glue keeps them: no readv */
 	char *rel;                       /* the file beneath the root, to open it then */
 	const void *root;                /* which root: static_target's, for reopen */
+	const void *site;                /* the same, for its record (any response) */
 	struct resp_extras extras;       /* a listing's site fields, while it is made */
 	struct static_file file;
 	struct static_response sr;

@@ -61,6 +61,7 @@ struct h2_stream_record {
 	uint64_t duration_ms;
 	bool file_body;              /* its body came from a file */
 	const char *encoding;        /* a precompressed sidecar's coding ("br"), else NULL */
+	const void *site;            /* the site it named (static_target's root), else NULL */
 	bool mapped;                 /* some of it left from the file's pages (h2_io.send_mapped) */
 	bool sendfile;               /* the session splices file payloads (h2_env.sendfile) */
 	bool truncated;              /* the file came short */

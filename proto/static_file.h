@@ -104,7 +104,8 @@ struct static_ask {
 struct static_target {
 	int status;                       /* 0: serve fd; STATIC_LIST_DIR; else 301, 400, 403, 404, 414, 421, 500, 503 */
 	struct resp_extras extras;        /* the site's fields for a 2xx or 3xx answer */
-	const void *root;                 /* the opener's: where rel is, to open it again */
+	const void *root;                 /* the opener's: where rel is, to open it again;
+					   * NULL when no site was named (421, 429) */
 	int fd;                           /* status 0: the open file, owned by the caller */
 	const void *mem;                  /* status 0: its bytes, when the opener keeps them (or NULL) */
 	struct static_file file;          /* status 0: its metadata */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proto/authority.h"
 #include "proto/numfmt.h"
 #include "server/core/file_create.h"
 #include "server/core/log.h"
@@ -237,6 +238,30 @@ static void put_field(struct out *o, const char *s, size_t len, size_t max)
 	o->p += escape_nginx(o->p, max < room ? max : room, s, len);
 }
 
+/* The host the request named, without its port (nginx's $host keeps none
+ * either: one site reached on two ports is one host to a log reader); as
+ * sent when it does not parse. */
+static void host_of(const struct access_record *r, const char **host, size_t *len)
+{
+	struct authority a;
+
+	*host = r->host;
+	*len = r->host_len;
+	if (!r->host || authority_parse(r->host, r->host_len, &a) < 0)
+		return;
+	/* An IP literal keeps its brackets: "[::1]". */
+	*len = (size_t)(a.host + a.host_len - r->host) + (r->host[0] == '[');
+}
+
+static void put_host(struct out *o, const struct access_record *r)
+{
+	const char *h;
+	size_t n;
+
+	host_of(r, &h, &n);
+	put_field(o, h, n, HOST_MAX);
+}
+
 static const char *const end_names[] = {
     [ACCESS_END_COMPLETE] = "complete", [ACCESS_END_RESET] = "reset",
     [ACCESS_END_LOST] = "lost",         [ACCESS_END_TIMEOUT] = "timeout",
@@ -291,12 +316,15 @@ static void format_combined(struct access_log *al, struct out *o, const struct a
 	else
 		PUT_LIT(o, " ktls=off body=");
 	put_str(o, r->body_path);
-	if (r->encoding) {
-		PUT_LIT(o, " enc=");
-		put_str(o, r->encoding);
-	}
-	PUT_LIT(o, " host=\"");
-	put_field(o, r->host, r->host_len, HOST_MAX);
+	/* On every line, "-" for none: a field that comes and goes would
+	 * shift the columns of a reader that counts them (goaccess's
+	 * custom formats). */
+	PUT_LIT(o, " enc=");
+	put_str(o, r->encoding ? r->encoding : "-");
+	PUT_LIT(o, " site=\"");
+	put_field(o, r->site ? r->site : "-", r->site ? strlen(r->site) : 1, HOST_MAX);
+	PUT_LIT(o, "\" host=\"");
+	put_host(o, r);
 	PUT_LIT(o, "\" sent=");
 	put_u64(o, r->sent_bytes);
 	PUT_LIT(o, " end=");
@@ -406,8 +434,13 @@ static void format_json(struct access_log *al, struct out *o, const struct acces
 		PUT_LIT(o, ",\"encoding\":");
 		put_json_ours(o, r->encoding);
 	}
+	PUT_LIT(o, ",\"site\":");
+	put_json(o, r->site, r->site ? strlen(r->site) : 0, HOST_MAX);
 	PUT_LIT(o, ",\"host\":");
-	put_json(o, r->host, r->host_len, HOST_MAX);
+	const char *h;
+	size_t hn;
+	host_of(r, &h, &hn);
+	put_json(o, h, hn, HOST_MAX);
 	PUT_LIT(o, ",\"sent\":");
 	put_u64(o, r->sent_bytes);
 	PUT_LIT(o, ",\"end\":\"");

@@ -57,6 +57,7 @@ struct access_record {
 	bool ktls_tx;
 	const char *body_path;       /* "splice", "copy", "framed", "none" */
 	const char *encoding;        /* a precompressed sidecar's coding ("br"), else NULL */
+	const char *site;            /* the [site NAME] it named; NULL: the top level's, or none */
 	enum access_end end;
 };
 

@@ -36,6 +36,7 @@ struct response {
 	uint64_t head_len;           /* of the response head */
 	uint64_t body_len;           /* of the body to send (0 for HEAD, a 304...) */
 	uint64_t start_ms;
+	const void *site;            /* the site the request named (static_target's root) */
 	struct ring_op read_op;      /* the file read of the copy path */
 	char *read_dst;              /* where it reads to */
 	bool read_posted;

@@ -124,6 +124,7 @@ static void start_response(struct conn *c)
 	x->resp->body_len = 0;
 	x->resp->truncated = false;
 	x->resp->file.content_encoding = NULL; /* until respond_file says what it serves */
+	x->resp->site = NULL;                  /* until the request names one */
 	conn_set_deadline(c, c->srv->cfg->send_timeout_ms);
 }
 

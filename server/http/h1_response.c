@@ -296,6 +296,7 @@ void h1_on_request(struct conn *c)
 	    .ae_len = req->accept_encoding.len,
 	};
 	conn_resolve(c, &ask, res);
+	h1_exchange_of(c)->resp->site = res->root;
 	if (res->status == STATIC_LIST_DIR) {
 		start_listing(c, res);
 	} else if (res->status) {
@@ -366,6 +367,7 @@ void h1_on_response_done(struct conn *c, enum access_end end)
 	    .protocol = "HTTP/1.1",
 	    .body_path = path_names[r->path],
 	    .encoding = r->file.content_encoding,
+	    .site = resolve_site_name(r->site),
 	    .end = end,
 	};
 	sock_log_tls(c->sock, &rec);

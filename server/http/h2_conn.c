@@ -221,6 +221,7 @@ static void env_resolve(void *ctx, const struct static_ask *ask, struct static_t
 		out->fd = -1;
 		out->mem = NULL;
 		out->extras = (struct resp_extras){0};
+		out->root = NULL;
 		return;
 	}
 	conn_resolve(c, ask, out);
@@ -292,6 +293,7 @@ static void env_stream_done(void *ctx, const struct h2_stream_record *r)
 			 : r->mapped	 ? "mmap"
 					 : "framed",
 	    .encoding = r->encoding,
+	    .site = resolve_site_name(r->site),
 	    .end = end,
 	};
 	sock_log_tls(c->sock, &rec);

@@ -135,6 +135,7 @@ void resolve_target(const struct server *srv, struct filecache *fc, int64_t now_
 	if (!site) {
 		out->status = 421;
 		out->extras = (struct resp_extras){0};
+		out->root = NULL; /* no site: the access log says none */
 		return;
 	}
 	struct opener_ctx o = {.site = site, .fc = fc, .now_sec = now_sec};
@@ -153,6 +154,11 @@ void resolve_target(const struct server *srv, struct filecache *fc, int64_t now_
 const struct file_root *resolve_root(const void *root)
 {
 	return &((const struct site *)root)->root;
+}
+
+const char *resolve_site_name(const void *root)
+{
+	return root ? ((const struct site *)root)->cfg->name : NULL;
 }
 
 struct lister_job *resolve_listing(const struct static_target *res, enum autoindex_format f)

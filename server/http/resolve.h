@@ -39,6 +39,9 @@ unsigned resolve_conn_site(const struct server *srv, const char *sni);
 
 /* The root behind static_target's root, to open its rel again. */
 const struct file_root *resolve_root(const void *root);
+/* Its [site NAME]'s NAME, for the access log; NULL for the top level's
+ * site, and for no root (a request refused before it named a site). */
+const char *resolve_site_name(const void *root);
 
 /* The job that lists res (status STATIC_LIST_DIR, from resolve_target) as
  * f, beneath the root it was resolved in, or NULL (no memory). */

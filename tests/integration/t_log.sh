@@ -7,7 +7,7 @@ H2PY="$(dirname "${BASH_SOURCE[0]}")/h2_client.py"
 # A quoted field: anything but '"' and '\', or nginx's \xHH escapes.
 q='"([^"\\]|\\x[0-9A-F]{2})*"'
 combined_re="^[^ \"]+ - - \\[[0-9]{2}/[A-Z][a-z]{2}/[0-9]{4}:[0-9]{2}:[0-9]{2}:[0-9]{2} \\+0000\\] $q [0-9]{3} [0-9]+ $q $q"
-combined_re+=" [0-9]+\\.[0-9]{3} HTTP/(1\\.1|2) [^ \"]+ [^ \"]+ ktls=(tx|off) body=(splice|copy|framed|none)( enc=(br|zstd|gzip))?"
+combined_re+=" [0-9]+\\.[0-9]{3} HTTP/(1\\.1|2) [^ \"]+ [^ \"]+ ktls=(tx|off) body=(splice|copy|framed|none) enc=(br|zstd|gzip|-) site=$q"
 combined_re+=" host=$q sent=[0-9]+ end=(complete|reset|lost|timeout|shutdown|truncated|error)\$"
 
 # body_bytes LINE: the body bytes field of a combined line (nginx's $body_bytes_sent).
@@ -78,7 +78,7 @@ expect_ne "access log has a line for GET /log.bin" "$line" ""
 expect_match "combined fields: client - - [time] \"request\" status bytes \"referer\" \"user-agent\"" "$line" \
 	'^127\.0\.0\.1 - - \[[^]]+\] "GET /log\.bin HTTP/1\.1" 200 [0-9]+ "https://example\.com/from" "ktlsd-test/1\.0 \\x22quoted\\x22" '
 expect_eq "body bytes: the body, $size_log bytes" "$(body_bytes "$line")" "$size_log"
-for field in "TLSv1.3" "TLS_AES_128_GCM_SHA256" "body=" "host=\"localhost:$PORT\"" "end=complete"; do
+for field in "TLSv1.3" "TLS_AES_128_GCM_SHA256" "body=" "site=\"-\"" "host=\"localhost\"" "end=complete"; do
 	if [[ $line == *" $field"* ]]; then
 		pass "access log line contains '$field'"
 	else

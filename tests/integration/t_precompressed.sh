@@ -195,8 +195,8 @@ done
 # The access log says which coding went out.
 stop_ktlsd
 expect_match "access log: enc=br on HTTP/1.1" "$(grep -a '"GET /page.html HTTP/1.1" 200' "$alog")" \
-	' body=[a-z]+ enc=br host='
+	' body=[a-z]+ enc=br site='
 expect_match "access log: enc=gzip on HTTP/2" "$(grep -a '"GET /page.html HTTP/2.0" 200' "$alog")" \
-	' body=[a-z]+ enc=gzip host='
-expect_eq "access log: no enc= for identity" \
-	"$(grep -a '"GET /plain.txt HTTP/1.1"' "$alog" | grep -c 'enc=')" 0
+	' body=[a-z]+ enc=gzip site='
+expect_eq "access log: enc=- for identity (every line has the field)" \
+	"$(grep -a '"GET /plain.txt HTTP/1.1"' "$alog" | grep -vc ' enc=- site=')" 0

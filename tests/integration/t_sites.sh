@@ -41,6 +41,7 @@ root $S/top
 cert $FIX/ec.pem
 key $FIX/ec.key
 header "X-Top: yes"
+access-log $S/access.log
 listen 127.0.0.1:$PORT
 listen-plain 127.0.0.1:$PLAIN
 workers 2
@@ -220,6 +221,17 @@ expect_eq "HTTP/2 host alone: served" "$(h2auth - localhost)" "STATUS 1 200"
 expect_eq "HTTP/2 host alone, 'localhost:abc': PROTOCOL_ERROR" "$(h2auth - localhost:abc)" \
 	"RESET 1 1"
 expect_eq "HTTP/2 host alone naming site b: 421" "$(h2auth - dl-b.test)" "STATUS 1 421"
+
+# ---- the access log names each request's site, and its host without the port ----
+get logged-a dl-a.test '/which.txt?logged=a' --http1.1
+get logged-top localhost '/which.txt?logged=top' --http2
+wait_until 10 sh -c 'grep -q "logged=a" "$1" && grep -q "logged=top" "$1"' sh "$S/access.log"
+expect_match "access log: a request to dl-a.test names its site, the host without its port" \
+	"$(grep -a 'logged=a' "$S/access.log")" ' site="a" host="dl-a.test" '
+expect_match "access log: one to the top level names none" \
+	"$(grep -a 'logged=top' "$S/access.log")" ' site="-" host="localhost" '
+expect_match "access log: a 421 names none" \
+	"$(grep -a ' 421 ' "$S/access.log" | tail -n 1)" ' site="-" host="'
 
 # ---- header fields and Content-Types per site ----
 expect_eq "site a: its Cache-Control" "$(hdr "$T/a.h" cache-control)" "public, max-age=3600"

@@ -122,8 +122,8 @@ START_TEST(test_combined)
 	ck_assert_str_eq(without_time(buf),
 			 "192.0.2.7 - - [T] \"GET /a.txt?x=1 HTTP/1.1\" 200 1000 "
 			 "\"https://example.com/\" \"curl/7.88.1\" 1.234 HTTP/1.1 TLSv1.3 "
-			 "TLS_AES_128_GCM_SHA256 ktls=tx body=splice host=\"example.com\" "
-			 "sent=1239 end=complete\n");
+			 "TLS_AES_128_GCM_SHA256 ktls=tx body=splice enc=- site=\"-\" "
+			 "host=\"example.com\" sent=1239 end=complete\n");
 }
 END_TEST
 
@@ -143,7 +143,7 @@ START_TEST(test_absent_fields)
 	line_of(&r, buf, sizeof(buf));
 	ck_assert_str_eq(without_time(buf),
 			 "192.0.2.7 - - [T] \"- - HTTP/1.1\" 400 0 \"-\" \"-\" 0.005 HTTP/1.1 - - "
-			 "ktls=off body=none host=\"-\" sent=1239 end=lost\n");
+			 "ktls=off body=none enc=- site=\"-\" host=\"-\" sent=1239 end=lost\n");
 }
 END_TEST
 
@@ -300,7 +300,7 @@ START_TEST(test_json)
 			 "\"user_agent\":\"curl/7.88.1\",\"request_time\":1.234,"
 			 "\"protocol\":\"HTTP/1.1\",\"tls_version\":\"TLSv1.3\","
 			 "\"tls_cipher\":\"TLS_AES_128_GCM_SHA256\",\"ktls\":true,"
-			 "\"body\":\"splice\",\"host\":\"example.com\",\"sent\":1239,"
+			 "\"body\":\"splice\",\"site\":null,\"host\":\"example.com\",\"sent\":1239,"
 			 "\"end\":\"complete\"}\n");
 }
 END_TEST
@@ -336,8 +336,9 @@ START_TEST(test_json_escapes)
 }
 END_TEST
 
-/* A precompressed sidecar served: enc= after body= (JSON: "encoding"),
- * and nothing at all without one, so other lines keep their shape. */
+/* A precompressed sidecar served: enc= after body= (JSON: "encoding");
+ * without one enc=- (JSON: no key), so that every line has the same
+ * columns. */
 START_TEST(test_encoding)
 {
 	struct access_record r = full;
@@ -345,14 +346,44 @@ START_TEST(test_encoding)
 
 	r.encoding = "br";
 	line_of(&r, buf, sizeof(buf));
-	ck_assert_ptr_nonnull(strstr(buf, " ktls=tx body=splice enc=br host=\"example.com\" "));
+	ck_assert_ptr_nonnull(strstr(buf, " ktls=tx body=splice enc=br site=\"-\" host=\"example.com\" "));
 	line_in(ACCESS_LOG_JSON, &r, buf, sizeof(buf));
-	ck_assert_ptr_nonnull(strstr(buf, ",\"body\":\"splice\",\"encoding\":\"br\",\"host\":"));
+	ck_assert_ptr_nonnull(strstr(buf, ",\"body\":\"splice\",\"encoding\":\"br\",\"site\":"));
 	r.encoding = NULL;
 	line_of(&r, buf, sizeof(buf));
-	ck_assert_ptr_null(strstr(buf, "enc="));
+	ck_assert_ptr_nonnull(strstr(buf, " body=splice enc=- site="));
 	line_in(ACCESS_LOG_JSON, &r, buf, sizeof(buf));
 	ck_assert_ptr_null(strstr(buf, "encoding"));
+}
+END_TEST
+
+/* The site's section name; the host without its port, an IP literal
+ * with its brackets; a host that does not parse as sent. */
+START_TEST(test_site_and_host)
+{
+	static const struct {
+		const char *host, *logged;
+	} hosts[] = {{"example.com:8443", "example.com"}, {"[::1]:443", "[::1]"},
+		     {"[::1]", "[::1]"},                  {"192.0.2.1:80", "192.0.2.1"},
+		     {"example.com:", "example.com"},     {"a b:1", "a b:1"}};
+	struct access_record r = full;
+	char buf[8192], want[128];
+
+	r.site = "mirror";
+	line_of(&r, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, " enc=- site=\"mirror\" host=\"example.com\" "));
+	line_in(ACCESS_LOG_JSON, &r, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, ",\"site\":\"mirror\",\"host\":\"example.com\","));
+	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+		r.host = hosts[i].host;
+		r.host_len = strlen(r.host);
+		line_of(&r, buf, sizeof(buf));
+		snprintf(want, sizeof(want), " host=\"%s\" ", hosts[i].logged);
+		ck_assert_msg(strstr(buf, want), "%s: %s", hosts[i].host, buf);
+		line_in(ACCESS_LOG_JSON, &r, buf, sizeof(buf));
+		snprintf(want, sizeof(want), ",\"host\":\"%s\",", hosts[i].logged);
+		ck_assert_msg(strstr(buf, want), "%s: %s", hosts[i].host, buf);
+	}
 }
 END_TEST
 
@@ -372,6 +403,7 @@ static Suite *access_log_suite(void)
 	tcase_add_test(tc, test_json);
 	tcase_add_test(tc, test_json_escapes);
 	tcase_add_test(tc, test_encoding);
+	tcase_add_test(tc, test_site_and_host);
 	suite_add_tcase(s, tc);
 	return s;
 }
