@@ -4,6 +4,7 @@
 #include "server/conf/config.h"
 #include "server/conf/file_read.h"
 #include "ktls/tls.h"
+#include "server/core/stats.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -122,6 +123,7 @@ int site_build(struct site *s, const struct config_site *cfg, const struct mime_
 		snprintf(err, errlen, "%s %s: %s", what, cfg->root, strerror(-rc));
 		return rc;
 	}
+	s->stat_slot = stats_site_slot(cfg->name);
 	s->root.dev = (uint64_t)st.st_dev;
 	s->root.ino = (uint64_t)st.st_ino;
 	for (size_t i = 0; i < cfg->ncerts; i++) {

@@ -25,6 +25,7 @@ struct site {
 	struct resp_extra extra[CONFIG_MAX_HEADERS];
 	char *extra_names;            /* the lowercase (HTTP/2) names, one block */
 	struct resp_extras extras;
+	unsigned stat_slot;           /* its metrics' slot (stats.h), the same after a reload */
 };
 
 /* Opens the root, reads the certificates and keys through cf (conf_files.h:

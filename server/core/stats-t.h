@@ -62,6 +62,25 @@ enum stat_conn {
 	STAT_CONN_STATES,
 };
 
+/* Sites, by a slot each that keeps its number for the life of the process
+ * (stats.h, stats_site_slot): 0 is the top level's site and requests that
+ * named none; a [site NAME] takes the next free slot the first time a
+ * configuration names it; the last slot gathers names past them (a
+ * process whose reloads named more than 64 sites). */
+#define STAT_SITES 66
+/* The status codes counted one by one, per site (stats.h, stat_codes);
+ * the rest in a last "other". */
+#define STAT_CODES 19
+/* The latency buckets of a site's histogram (their bounds: stats.h). */
+#define STAT_LATENCY_BUCKETS 8
+
+struct stat_site {
+	uint64_t codes[STAT_CODES];              /* responses by status code */
+	uint64_t body_bytes;                     /* of their bodies, sent */
+	uint64_t latency[STAT_LATENCY_BUCKETS];  /* responses that took at most each bound */
+	uint64_t latency_ms;                     /* their durations, summed */
+};
+
 /* A worker's counters: plain integers that only the worker writes, on its
  * request path (no atomics, no lock). Others see the copy it publishes
  * each tick (struct worker_snapshot). The arrays are indexed by the
@@ -85,6 +104,7 @@ struct worker_stats {
 	uint64_t ktls_hangups;                   /* kTLS connections failed by their hang-up watch */
 	uint64_t room_waits;                     /* waits for a full socket, holding no buffer (sock.h) */
 	uint64_t slow_socks;                     /* connections found slow at a tick (sock_tick) */
+	struct stat_site sites[STAT_SITES];      /* by site slot */
 };
 
 /* Who encrypts for a connection, from its two flags. */

@@ -27,6 +27,28 @@ static inline void stats_count_response(struct worker_stats *st, enum stat_proto
 	st->requests[proto][k]++;
 }
 
+/* The codes of struct stat_site's codes[], in order; the last, 0, is
+ * "other". */
+extern const int stat_codes[STAT_CODES];
+/* The upper bounds, in milliseconds, of the latency buckets; the last is
+ * UINT64_MAX (+Inf). */
+extern const uint64_t stat_latency_bounds_ms[STAT_LATENCY_BUCKETS];
+
+/* Counts one answered request of the site in slot (stats_site_slot) by
+ * its status, body bytes and duration. */
+void stats_count_site(struct worker_stats *st, unsigned slot, int status, uint64_t body_bytes,
+		      uint64_t duration_ms);
+
+/* The slot of the site named name (NULL: the top level's, 0), the same for
+ * the life of the process; the first call for a name takes the next slot.
+ * Any thread (the configuration is built on the main thread, checked on
+ * others). */
+unsigned stats_site_slot(const char *name);
+/* How many slots are taken (any thread), and the name of one ("-" for
+ * slot 0, "other" for the last). */
+unsigned stats_site_count(void);
+const char *stats_site_name(unsigned slot);
+
 /* The worker: makes snap the published one. */
 void stats_publish(_Atomic uint64_t shown[WORKER_SNAPSHOT_WORDS],
 		   const struct worker_snapshot *snap);

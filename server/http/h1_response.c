@@ -336,15 +336,20 @@ void h1_on_response_done(struct conn *c, enum access_end end)
 	const struct response *r = x->resp;
 	char version[9];
 
-	stats_count_response(&c->w->stats, STAT_HTTP1, r->status);
-	if (c->w->alog.fd < 0)
-		return;
 	uint64_t left = r->body.remaining < r->body_len ? r->body.remaining : r->body_len;
 	uint64_t sent = r->head_len + r->body_len - left;
 	if (end != ACCESS_END_COMPLETE && end != ACCESS_END_TRUNCATED) {
 		uint64_t wire = sock_bytes_sent(c->sock) - r->bytes_base;
 		sent = wire < sent ? wire : sent;
 	}
+	uint64_t body_bytes = sent > r->head_len ? sent - r->head_len : 0;
+	uint64_t duration_ms = c->w->clock.now_ms - r->start_ms;
+
+	stats_count_response(&c->w->stats, STAT_HTTP1, r->status);
+	stats_count_site(&c->w->stats, resolve_site_slot(r->site), r->status, body_bytes,
+			 duration_ms);
+	if (c->w->alog.fd < 0)
+		return;
 	request_version(req, version);
 	struct access_record rec = {
 	    .when = (time_t)c->w->clock.now_sec,
@@ -361,9 +366,9 @@ void h1_on_response_done(struct conn *c, enum access_end end)
 	    .host = req->host.ptr,
 	    .host_len = req->host.len,
 	    .status = r->status,
-	    .body_bytes = sent > r->head_len ? sent - r->head_len : 0,
+	    .body_bytes = body_bytes,
 	    .sent_bytes = sent,
-	    .duration_ms = c->w->clock.now_ms - r->start_ms,
+	    .duration_ms = duration_ms,
 	    .protocol = "HTTP/1.1",
 	    .body_path = path_names[r->path],
 	    .encoding = r->file.content_encoding,

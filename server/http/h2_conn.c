@@ -261,6 +261,8 @@ static void env_stream_done(void *ctx, const struct h2_stream_record *r)
 	enum access_end end = ACCESS_END_COMPLETE;
 
 	stats_count_response(&c->w->stats, STAT_HTTP2, r->status);
+	stats_count_site(&c->w->stats, resolve_site_slot(r->site), r->status, r->body_bytes,
+			 r->duration_ms);
 	if (c->w->alog.fd < 0)
 		return;
 	if (r->truncated)

@@ -161,6 +161,11 @@ const char *resolve_site_name(const void *root)
 	return root ? ((const struct site *)root)->cfg->name : NULL;
 }
 
+unsigned resolve_site_slot(const void *root)
+{
+	return root ? ((const struct site *)root)->stat_slot : 0;
+}
+
 struct lister_job *resolve_listing(const struct static_target *res, enum autoindex_format f)
 {
 	const struct site *site = res->root;

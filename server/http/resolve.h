@@ -42,6 +42,8 @@ const struct file_root *resolve_root(const void *root);
 /* Its [site NAME]'s NAME, for the access log; NULL for the top level's
  * site, and for no root (a request refused before it named a site). */
 const char *resolve_site_name(const void *root);
+/* Its slot in the per-site metrics (stats.h); 0 for none. */
+unsigned resolve_site_slot(const void *root);
 
 /* The job that lists res (status STATIC_LIST_DIR, from resolve_target) as
  * f, beneath the root it was resolved in, or NULL (no memory). */

@@ -251,6 +251,133 @@ static void family(struct metrics_buf *b, const struct family *f, const struct m
 	}
 }
 
+/* ---- per site: summed over the workers (a series per worker and site
+ * would be the workers times as many) ---- */
+
+/* The slots to show: those taken, and the last (names past them) when it
+ * counted anything. */
+static bool site_shown(const struct worker_snapshot *total, unsigned slot)
+{
+	if (slot < stats_site_count() && slot < STAT_SITES - 1)
+		return true;
+	return slot == STAT_SITES - 1 &&
+	       stats_sum(total->stats.sites[slot].codes, STAT_CODES) > 0;
+}
+
+static void code_name(unsigned i, char buf[static 8])
+{
+	if (stat_codes[i])
+		snprintf(buf, 8, "%d", stat_codes[i]);
+	else
+		snprintf(buf, 8, "other");
+}
+
+static void sites_prometheus(struct metrics_buf *b, const struct worker_snapshot *total)
+{
+	char code[8];
+
+	family_head(b, "ktlsd_site_responses_total", "counter",
+		    "Responses by site (its [site NAME]; \"-\": the top level's, and requests "
+		    "refused before they named one) and status code (\"other\": codes not named), "
+		    "counted when they end.");
+	for (unsigned s = 0; s < STAT_SITES; s++) {
+		if (!site_shown(total, s))
+			continue;
+		for (unsigned i = 0; i < STAT_CODES; i++) {
+			code_name(i, code);
+			metrics_printf(b, "ktlsd_site_responses_total{site=\"");
+			label_value(b, stats_site_name(s));
+			metrics_printf(b, "\",code=\"%s\"} %llu\n", code,
+				       (unsigned long long)total->stats.sites[s].codes[i]);
+		}
+	}
+	family_head(b, "ktlsd_site_body_bytes_total", "counter",
+		    "Response body bytes sent, by site (nginx's $body_bytes_sent).");
+	for (unsigned s = 0; s < STAT_SITES; s++) {
+		if (!site_shown(total, s))
+			continue;
+		metrics_printf(b, "ktlsd_site_body_bytes_total{site=\"");
+		label_value(b, stats_site_name(s));
+		metrics_printf(b, "\"} %llu\n", (unsigned long long)total->stats.sites[s].body_bytes);
+	}
+	family_head(b, "ktlsd_site_request_duration_seconds", "histogram",
+		    "From a request's head to its response's last byte taken by the socket, by "
+		    "site (the access log's request time).");
+	for (unsigned s = 0; s < STAT_SITES; s++) {
+		const struct stat_site *st = &total->stats.sites[s];
+		uint64_t cum = 0;
+
+		if (!site_shown(total, s))
+			continue;
+		for (unsigned i = 0; i < STAT_LATENCY_BUCKETS; i++) {
+			cum += st->latency[i];
+			metrics_printf(b, "ktlsd_site_request_duration_seconds_bucket{site=\"");
+			label_value(b, stats_site_name(s));
+			if (stat_latency_bounds_ms[i] == UINT64_MAX)
+				metrics_printf(b, "\",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+			else
+				metrics_printf(b, "\",le=\"%.3f\"} %llu\n",
+					       stat_latency_bounds_ms[i] / 1000.0,
+					       (unsigned long long)cum);
+		}
+		metrics_printf(b, "ktlsd_site_request_duration_seconds_sum{site=\"");
+		label_value(b, stats_site_name(s));
+		metrics_printf(b, "\"} %.3f\n", st->latency_ms / 1000.0);
+		metrics_printf(b, "ktlsd_site_request_duration_seconds_count{site=\"");
+		label_value(b, stats_site_name(s));
+		metrics_printf(b, "\"} %llu\n", (unsigned long long)cum);
+	}
+}
+
+/* "name" as a JSON string: our names hold no control byte (config_value
+ * refuses them), '"' nor '\' but for safety. */
+static void json_string(struct metrics_buf *b, const char *s)
+{
+	metrics_printf(b, "\"");
+	for (; *s; s++)
+		metrics_printf(b, *s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
+	metrics_printf(b, "\"");
+}
+
+static void sites_json(struct metrics_buf *b, const struct worker_snapshot *total)
+{
+	char code[8];
+	bool first = true;
+
+	metrics_printf(b, "\"sites\":{");
+	for (unsigned s = 0; s < STAT_SITES; s++) {
+		const struct stat_site *st = &total->stats.sites[s];
+
+		if (!site_shown(total, s))
+			continue;
+		metrics_printf(b, "%s", first ? "" : ",");
+		first = false;
+		json_string(b, stats_site_name(s));
+		metrics_printf(b, ":{\"responses\":{");
+		for (unsigned i = 0; i < STAT_CODES; i++) {
+			code_name(i, code);
+			metrics_printf(b, "%s\"%s\":%llu", i ? "," : "", code,
+				       (unsigned long long)st->codes[i]);
+		}
+		metrics_printf(b, "},\"body_bytes\":%llu,\"duration_seconds_sum\":%.3f,"
+				  "\"duration_buckets\":{",
+			       (unsigned long long)st->body_bytes, st->latency_ms / 1000.0);
+		uint64_t cum = 0;
+		for (unsigned i = 0; i < STAT_LATENCY_BUCKETS; i++) {
+			cum += st->latency[i];
+			if (stat_latency_bounds_ms[i] == UINT64_MAX)
+				metrics_printf(b, "%s\"+Inf\":%llu", i ? "," : "",
+					       (unsigned long long)cum);
+			else
+				metrics_printf(b, "%s\"%.3f\":%llu", i ? "," : "",
+					       stat_latency_bounds_ms[i] / 1000.0,
+					       (unsigned long long)cum);
+		}
+		metrics_printf(b, "}}");
+	}
+	metrics_printf(b, "}");
+}
+
 void metrics_prometheus(struct metrics_buf *b, const struct metrics_view *v)
 {
 	family_head(b, "ktlsd_build_info", "gauge",
@@ -286,6 +413,11 @@ void metrics_prometheus(struct metrics_buf *b, const struct metrics_view *v)
 
 	for (size_t i = 0; i < COUNT(families); i++)
 		family(b, &families[i], v);
+
+	struct worker_snapshot total = {0};
+	for (unsigned w = 0; w < v->nworkers; w++)
+		stats_add(&total, &v->workers[w]);
+	sites_prometheus(b, &total);
 }
 
 /* ---- JSON ---- */
@@ -371,7 +503,8 @@ void metrics_json(struct metrics_buf *b, const struct metrics_view *v)
 		       (unsigned long long)v->resident_bytes, v->cpu_seconds);
 	for (unsigned w = 0; w < v->nworkers; w++)
 		stats_add(&total, &v->workers[w]);
-	metrics_printf(b, "\"total\":{");
+	sites_json(b, &total);
+	metrics_printf(b, ",\"total\":{");
 	json_snapshot(b, &total);
 	metrics_printf(b, "},\"workers\":[");
 	for (unsigned w = 0; w < v->nworkers; w++) {

@@ -11,7 +11,8 @@ Run with /usr/bin/python3 (Debian's, which has python3-prometheus-client).
       until every EXPR holds (the workers publish each 250 ms tick). Prints
       "OK", or one "FAIL EXPR: got V" line per EXPR that never held. Also
       fails on a sample outside any typed family, a per-worker family whose
-      sample lacks the worker label, or a missing ktlsd_build_info.
+      sample lacks the worker label, a per-site one (ktlsd_site_*) whose
+      sample lacks its site or has a worker, or a missing ktlsd_build_info.
 
   metrics_check.py json SPORT
       GET /status: valid JSON; "total" is the sum of the "workers" at every
@@ -87,9 +88,16 @@ def scrape(sport):
     names = set()
     for f in families:
         names.add(f.name)
-        if f.type not in ("counter", "gauge"):
+        if f.type not in ("counter", "gauge") and not (
+                f.type == "histogram" and f.name.startswith("ktlsd_site_")):
             problems.append("%s: type %s (a sample outside its family?)" % (f.name, f.type))
-        if f.name.startswith("ktlsd_") and f.name not in (
+        # Per site: summed over the workers, a series per site.
+        if f.name.startswith("ktlsd_site_"):
+            for s in f.samples:
+                if "site" not in s.labels or "worker" in s.labels:
+                    problems.append("%s: a sample without its site, or with a worker" % s.name)
+                    break
+        elif f.name.startswith("ktlsd_") and f.name not in (
                 "ktlsd_build_info", "ktlsd_start_time_seconds", "ktlsd_uptime_seconds",
                 "ktlsd_workers"):
             for s in f.samples:

@@ -79,6 +79,17 @@ mexpect "/metrics: requests by protocol and status class" \
 	'ktlsd_requests_total{protocol=http2,class=2xx}==1' \
 	'ktlsd_requests_total{protocol=http2,class=4xx}==1' \
 	'ktlsd_requests_total==12'
+# The same per site (one here, the top level's: "-") and status code; the
+# bodies are the files' 10000 bytes and the error pages'.
+mexpect "/metrics: per site, by status code, body bytes and latency" \
+	'ktlsd_site_responses_total{site=-,code=200}==7' \
+	'ktlsd_site_responses_total{site=-,code=404}==4' \
+	'ktlsd_site_responses_total{site=-,code=431}==1' \
+	'ktlsd_site_responses_total{site=-,code=other}==0' \
+	'ktlsd_site_responses_total==12' \
+	'ktlsd_site_body_bytes_total{site=-}>=10000' \
+	'ktlsd_site_request_duration_seconds_count{site=-}==12' \
+	'ktlsd_site_request_duration_seconds_bucket{site=-,le=+Inf}==12'
 # a.txt (1000 bytes) four times and b.txt (2000) once over TLS, c.txt (3000)
 # and a.txt over plain HTTP; heads and handshakes come on top.
 mexpect "/metrics: bytes sent, at least the bodies" \

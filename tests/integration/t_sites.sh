@@ -35,6 +35,8 @@ cat "$S/a.pem" "$S/a-rsa.pem" "$S/b.pem" "$S/c.pem" "$FIX/ca.pem" >"$S/ca.pem"
 
 PORT=$(freeport)
 PLAIN=$(freeport)
+SPORT=$(freeport)
+MPY="$(dirname "${BASH_SOURCE[0]}")/metrics_check.py"
 cat >"$S/ktlsd.conf" <<CONF
 # The top level: the site for clients that name none of the others.
 root $S/top
@@ -42,6 +44,7 @@ cert $FIX/ec.pem
 key $FIX/ec.key
 header "X-Top: yes"
 access-log $S/access.log
+status-listen 127.0.0.1:$SPORT
 listen 127.0.0.1:$PORT
 listen-plain 127.0.0.1:$PLAIN
 workers 2
@@ -327,6 +330,15 @@ get c dl-c.test /which.txt
 expect_eq "after SIGHUP: the new site's root" "$STATUS $(cat "$T/c.b")" "200 c"
 get a3 dl-a.test /which.txt
 expect_eq "after SIGHUP: the others still serve" "$STATUS $(cat "$T/a3.b")" "200 a"
+# Per-site metrics: each site its series, kept across the reload (a's count
+# goes on), the new one with its own.
+py_client 60 "$MPY" expect "$SPORT" 'ktlsd_site_responses_total{site=c,code=200}==1' \
+	'ktlsd_site_responses_total{site=a,code=200}>=3' \
+	'ktlsd_site_responses_total{site=b,code=200}>=1' \
+	'ktlsd_site_responses_total{site=-,code=421}>=1' \
+	'ktlsd_site_request_duration_seconds_count{site=c}==1' \
+	'ktlsd_site_body_bytes_total{site=c}==2'
+expect_eq "/metrics: responses, latency and bytes per site, across the reload" "$OUT" OK
 stop_ktlsd
 
 # ---- what does not start ----
