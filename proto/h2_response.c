@@ -57,7 +57,7 @@ static int respond_page(struct h2_session *hs, struct h2_stream *s, int status, 
 	s->page = s->page_buf;
 	s->body.done = true;
 	resp_head_page(&h, status, hs->env.date(hs->env.ctx), s->page_len,
-		       status == 301 ? s->location : NULL);
+		       s->location);
 	if (extras)
 		resp_head_extras(&h, extras);
 	return submit(hs, s, &h, !head);
@@ -241,7 +241,7 @@ int h2_stream_respond(struct h2_stream *s)
 	s->site = res.root;
 	if (res.status == STATIC_LIST_DIR)
 		return start_listing(hs, s, &res, head);
-	if (res.status == 301 && !(s->location = strdup(res.location)))
+	if (res.status >= 300 && res.status < 400 && !(s->location = strdup(res.location)))
 		return NGHTTP2_ERR_NOMEM;
 	if (res.status)
 		return respond_page(hs, s, res.status, head, &res.extras);

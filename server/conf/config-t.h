@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "proto/path_rule.h"
+
 /* The file make install puts there and the systemd unit starts with. */
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/usr/local/etc"
@@ -24,6 +26,8 @@
 #define CONFIG_MAX_SERVER_NAMES 16
 #define CONFIG_MAX_HEADERS 16
 #define CONFIG_MAX_MIME_OVERRIDES 32
+#define CONFIG_MAX_PATHS 32              /* [path] sections of one site */
+#define CONFIG_MAX_ACL 32                /* allow and deny lines of one [path] */
 
 struct config_listen {
 	struct sockaddr_storage addr; /* AF_INET, AF_INET6, or AF_UNIX ("unix:/path") */
@@ -41,6 +45,20 @@ struct config_cert {
 };
 
 enum config_tristate { CONFIG_AUTO, CONFIG_ON, CONFIG_OFF };
+
+/* A "[path PREFIX]" section: what applies beneath PREFIX of the site it
+ * follows (the top level's, before any [site]). Not inherited by other
+ * sites. */
+struct config_path {
+	char *prefix;                    /* as written: "/nightly/" */
+	char *headers[CONFIG_MAX_HEADERS]; /* header "Name: value" (config_value_header) */
+	size_t nheaders;
+	int redirect_status;             /* redirect CODE URL; 0: none */
+	char *redirect_to;
+	struct path_acl acl[CONFIG_MAX_ACL]; /* allow, deny: in order */
+	size_t nacl;
+	unsigned line;                   /* of the section line, for messages */
+};
 
 /* --tls-records: who seals TLS records in user space. */
 enum config_tls_records { CONFIG_RECORDS_KTLSD, CONFIG_RECORDS_OPENSSL };
@@ -73,6 +91,9 @@ struct config_site {
 	/* Which site options the section gave, by option index: the rest are
 	 * inherited from the top level once every source is read. */
 	bool set[CONFIG_MAX_OPTIONS];
+	struct config_path *paths;       /* its [path] sections */
+	size_t npaths;
+	bool https_redirect;             /* --https-redirect on|off: plain HTTP gets a 301 */
 };
 
 struct config {

@@ -27,6 +27,7 @@
 #include "server/conf/config-int.h"
 #include "server/conf/config.h"
 #include "server/conf/config_options.h"
+#include "server/conf/config_path.h"
 #include "server/conf/config_value.h"
 #include "server/conf/file_read.h"
 
@@ -46,6 +47,7 @@ struct ctx {
 	 * section (0: not given there yet). */
 	unsigned section_line[CONFIG_MAX_OPTIONS];
 	struct config_site *site;       /* where site options go: the top level or a section */
+	struct config_path *path;       /* a [path] section's lines go here; NULL: none open */
 };
 
 /* Prints "ktlsd: [FILE:LINE: ]{--name|name}: MESSAGE" as one line. */
@@ -299,11 +301,25 @@ static int start_section(struct config *cfg, char *s, struct ctx *c)
 	char *close = strchr(s, ']'), *name = s + 1 + strspn(s + 1, " \t");
 	size_t n;
 
+	if (close && close[1 + strspn(close + 1, " \t\r\n")] == '\0' &&
+	    strncmp(name, "path", 4) == 0 && strchr(" \t", name[4])) {
+		char why[256];
+		name += 4 + strspn(name + 4, " \t");
+		n = (size_t)(close - name);
+		while (n && strchr(" \t", name[n - 1]))
+			n--;
+		if (config_path_start(c->site, name, n, c->line, why, &c->path) < 0) {
+			report(c, NULL, "%s", why);
+			return -1;
+		}
+		return 0;
+	}
 	if (!close || close[1 + strspn(close + 1, " \t\r\n")] != '\0' ||
 	    strncmp(name, "site", 4) != 0 || !strchr(" \t", name[4])) {
-		report(c, NULL, "expected a section line \"[site NAME]\"");
+		report(c, NULL, "expected a section line \"[site NAME]\" or \"[path PREFIX]\"");
 		return -1;
 	}
+	c->path = NULL;
 	name += 4 + strspn(name + 4, " \t");
 	n = (size_t)(close - name);
 	while (n && strchr(" \t", name[n - 1]))
@@ -356,6 +372,16 @@ static int parse_line(struct config *cfg, char *s, struct ctx *c)
 	if (*v == '=')
 		v += 1 + strspn(v + 1, " \t");
 	s[klen] = '\0';
+	if (c->path) {
+		char why[256];
+		if (unquote(v, NULL, c))
+			return -1;
+		if (config_path_apply(c->path, s, v, why) < 0) {
+			report(c, NULL, "[path %s] %s", c->path->prefix, why);
+			return -1;
+		}
+		return 0;
+	}
 	o = config_find_option(s, klen);
 	if (!o) {
 		report(c, NULL, "unknown key '%s'", s);
@@ -498,6 +524,7 @@ static void free_site(struct config_site *site)
 {
 	free_options(site, true);
 	free_certs(site);
+	config_paths_free(site);
 	free(site->name);
 	memset(site, 0, sizeof(*site));
 }

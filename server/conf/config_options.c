@@ -203,6 +203,12 @@ const struct opt config_options[] = {
         "List a folder that has no index.html, as HTML or, for Accept: application/json or "
         "?format=json, as JSON; off answers 404.",
         .site = true),
+    OPT("https-redirect", "on|off", T_BOOL, G_HTTP, SITE_OFF(https_redirect), "off",
+        "Answer every plain HTTP request with a 301 to the same URL over https:// (the "
+        "host without its port, and the first --listen's port unless it is 443), as "
+        "nginx's \"return 301 https://$host$request_uri\"; the TLS listeners serve as "
+        "before.",
+        .site = true),
     OPT("autoindex-max-entries", "N", T_UINT, G_HTTP, SITE_OFF(autoindex_max_entries), "250000",
         "The most entries a listing shows. A folder with more is answered 500 (a limit of "
         "the server's, not the client's fault), with one warning naming it in the error "
@@ -368,9 +374,18 @@ const char config_file_rules[] =
     "More sites: a line \"[site NAME]\" in the file starts a section that ends at the\n"
     "next one or at the end of the file; in it go the options that may differ between\n"
     "sites: server-name, root, cert, key, header, mime-type, precompressed, autoindex,\n"
-    "autoindex-max-entries, limit-conn, limit-rate and limit-rate-after. A section\n"
-    "takes what it does not set (but server names) from the lines above the first\n"
-    "section and the flags.\n";
+    "autoindex-max-entries, https-redirect, limit-conn, limit-rate and\n"
+    "limit-rate-after. A section takes what it does not set (but server names) from\n"
+    "the lines above the first section and the flags.\n"
+    "\n"
+    "Per folder: a line \"[path PREFIX]\" (PREFIX starting with '/') starts a section\n"
+    "for the requests beneath PREFIX of the site above it (the top level's before any\n"
+    "[site]); the longest PREFIX that holds a request's normalised path applies. In it:\n"
+    "header \"Name: value\" (repeatable; replaces the site's field of that name),\n"
+    "redirect CODE URL (301, 302, 307 or 308; what follows PREFIX, and the query, are\n"
+    "added to URL), allow and deny ADDR, ADDR/BITS or all (in order, the first that\n"
+    "matches the client decides; none: allowed; denied: 403). It ends at the next\n"
+    "section.\n";
 
 const char *config_option_name(size_t i)
 {

@@ -4,9 +4,11 @@
 #include "server/conf/config.h"
 #include "server/conf/file_read.h"
 #include "ktls/tls.h"
+#include "proto/path.h"
 #include "server/core/stats.h"
 
 #include <ctype.h>
+#include <strings.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,32 +21,109 @@ _Static_assert(CONFIG_MAX_HEADERS <= RESP_EXTRA_MAX, "a site's fields must fit a
 _Static_assert(CONFIG_MAX_CERTS <= TLS_SITE_MAX_CERTS, "a site's certificates must fit its context");
 
 /* config.c stored each field as "Name: value"; HTTP/2 wants the name in
- * lowercase (RFC 9113 8.2.1), HTTP/1.1 gets it as written. */
+ * lowercase (RFC 9113 8.2.1), HTTP/1.1 gets it as written. The n fields
+ * of headers into f[] (and their lowercase names into *names, one block),
+ * described by *out. */
+static int build_fields(char *const *headers, size_t n, struct resp_extra *f, char **names,
+			struct resp_extras *out)
+{
+	size_t len = 0;
+
+	*out = (struct resp_extras){0};
+	for (size_t i = 0; i < n; i++)
+		len += strcspn(headers[i], ":") + 1;
+	if (n && !(*names = malloc(len)))
+		return -ENOMEM;
+	char *p = *names;
+	for (size_t i = 0; i < n; i++) {
+		const char *h = headers[i];
+		size_t k = strcspn(h, ":");
+		struct resp_extra *x = &f[i];
+
+		for (size_t j = 0; j < k; j++)
+			p[j] = (char)tolower((unsigned char)h[j]);
+		p[k] = '\0';
+		*x = (struct resp_extra){.name_h1 = h, .name_h2 = p, .name_len = k,
+					 .value = h + k + 2, .value_len = strlen(h + k + 2)};
+		out->h1_bytes += k + 2 + x->value_len + 2;
+		p += k + 1;
+	}
+	out->f = f;
+	out->n = n;
+	return 0;
+}
+
 static int build_extras(struct site *s)
 {
+	return build_fields(s->cfg->headers, s->cfg->nheaders, s->extra, &s->extra_names,
+			    &s->extras);
+}
+
+static bool same_name(const char *a, const char *b)
+{
+	size_t n = strcspn(a, ":");
+
+	return n == strcspn(b, ":") && strncasecmp(a, b, n) == 0;
+}
+
+/* The site's [path] sections as rules (proto/path_rule.h): each prefix
+ * normalised as a request's path is, its fields the site's with its own in
+ * place of those of the same name. */
+static int build_paths(struct site *s, char *err, size_t errlen)
+{
 	const struct config_site *cfg = s->cfg;
-	size_t names = 0;
+	char what[96];
 
-	for (size_t i = 0; i < cfg->nheaders; i++)
-		names += strcspn(cfg->headers[i], ":") + 1;
-	if (cfg->nheaders && !(s->extra_names = malloc(names)))
+	if (cfg->npaths == 0)
+		return 0;
+	s->paths = calloc(cfg->npaths, sizeof(*s->paths));
+	s->rules = calloc(cfg->npaths, sizeof(*s->rules));
+	if (!s->paths || !s->rules) {
+		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
-	char *p = s->extra_names;
-	for (size_t i = 0; i < cfg->nheaders; i++) {
-		const char *h = cfg->headers[i];
-		size_t n = strcspn(h, ":");
-		struct resp_extra *x = &s->extra[i];
-
-		for (size_t j = 0; j < n; j++)
-			p[j] = (char)tolower((unsigned char)h[j]);
-		p[n] = '\0';
-		*x = (struct resp_extra){.name_h1 = h, .name_h2 = p, .name_len = n,
-					 .value = h + n + 2, .value_len = strlen(h + n + 2)};
-		s->extras.h1_bytes += n + 2 + x->value_len + 2;
-		p += n + 1;
 	}
-	s->extras.f = s->extra;
-	s->extras.n = cfg->nheaders;
+	s->npaths = cfg->npaths;
+	for (size_t i = 0; i < cfg->npaths; i++) {
+		const struct config_path *cp = &cfg->paths[i];
+		struct site_path *sp = &s->paths[i];
+		struct path_rule *r = &s->rules[i];
+		struct path_info info;
+		char *list[2 * CONFIG_MAX_HEADERS];
+		size_t n = 0;
+
+		config_site_label(cfg, "", what, sizeof(what));
+		if (path_from_target(cp->prefix, strlen(cp->prefix), sp->prefix, sizeof(sp->prefix),
+				     &info) < 0) {
+			snprintf(err, errlen, "%s[path %s]: not a path a request can name (a '..' "
+					      "above the root, a bad %%-escape)",
+				 cfg->name ? what : "", cp->prefix);
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < cfg->nheaders; j++) {
+			bool replaced = false;
+			for (size_t k = 0; k < cp->nheaders && !replaced; k++)
+				replaced = same_name(cfg->headers[j], cp->headers[k]);
+			if (!replaced)
+				list[n++] = cfg->headers[j];
+		}
+		for (size_t k = 0; k < cp->nheaders; k++)
+			list[n++] = cp->headers[k];
+		if (n > RESP_EXTRA_MAX) {
+			snprintf(err, errlen, "[path %s]: %zu header fields with the site's, at most %d",
+				 cp->prefix, n, RESP_EXTRA_MAX);
+			return -EINVAL;
+		}
+		if (build_fields(list, n, sp->extra, &sp->names, &r->extras) < 0) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		r->prefix = sp->prefix;
+		r->prefix_len = strlen(sp->prefix);
+		r->redirect_status = cp->redirect_status;
+		r->redirect_to = cp->redirect_to;
+		r->acl = cp->acl;
+		r->nacl = cp->nacl;
+	}
 	return 0;
 }
 
@@ -143,6 +222,9 @@ int site_build(struct site *s, const struct config_site *cfg, const struct mime_
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	rc = build_paths(s, err, errlen);
+	if (rc < 0)
+		return rc;
 	return build_mime(s, mime_text, mime_len, err, errlen);
 }
 
@@ -157,4 +239,11 @@ void site_release(struct site *s)
 		tls_pem_release(&s->certs[i]);
 	free(s->extra_names);
 	s->extra_names = NULL;
+	for (size_t i = 0; i < s->npaths; i++)
+		free(s->paths[i].names);
+	free(s->paths);
+	free(s->rules);
+	s->paths = NULL;
+	s->rules = NULL;
+	s->npaths = 0;
 }

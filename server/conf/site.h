@@ -5,15 +5,25 @@
 #ifndef KTLSD_SERVER_SITE_H
 #define KTLSD_SERVER_SITE_H
 
+#include <limits.h>
 #include <stddef.h>
 
 #include "ktls/tls_pem.h"
 #include "proto/mime.h"
+#include "proto/path_rule.h"
 #include "proto/static_file.h"
 #include "server/conf/config-t.h"
 #include "server/core/file.h"
 
 struct conf_files;
+
+/* What a [path] rule's fields and prefix are made of (its path_rule points
+ * into it). */
+struct site_path {
+	char prefix[PATH_MAX];        /* normalised: "nightly", "." */
+	struct resp_extra extra[RESP_EXTRA_MAX];
+	char *names;                  /* the fields' lowercase names, one block */
+};
 
 struct site {
 	const struct config_site *cfg;
@@ -26,6 +36,9 @@ struct site {
 	char *extra_names;            /* the lowercase (HTTP/2) names, one block */
 	struct resp_extras extras;
 	unsigned stat_slot;           /* its metrics' slot (stats.h), the same after a reload */
+	struct path_rule *rules;      /* its [path] sections, for path_rule_match */
+	struct site_path *paths;      /* what they point into */
+	size_t npaths;
 };
 
 /* Opens the root, reads the certificates and keys through cf (conf_files.h:

@@ -431,7 +431,7 @@ void conn_tally(const struct conn *c, uint64_t by_state[STAT_CONN_STATES],
 void conn_resolve(struct conn *c, const struct static_ask *ask, struct static_target *out)
 {
 	resolve_target(c->srv, &c->w->files, c->w->clock.now_sec, sock_is_tls(c->sock), c->site,
-		       ask, out);
+		       c->peer_known ? c->peer_key.a : NULL, ask, out);
 }
 
 static void shutdown_all(struct worker *w)

@@ -257,6 +257,12 @@ static void start_listing(struct conn *c, const struct static_target *res)
 	sock_hold(c->sock);
 }
 
+/* A status whose answer names a Location (static_target's). */
+static bool is_redirect(int status)
+{
+	return status == 301 || status == 302 || status == 307 || status == 308;
+}
+
 void h1_on_request(struct conn *c)
 {
 	const struct h1_request *req = &h1_exchange_of(c)->parser->req;
@@ -300,7 +306,7 @@ void h1_on_request(struct conn *c)
 	if (res->status == STATIC_LIST_DIR) {
 		start_listing(c, res);
 	} else if (res->status) {
-		respond_page(c, res->status, res->status == 301 ? res->location : NULL, &res->extras);
+		respond_page(c, res->status, is_redirect(res->status) ? res->location : NULL, &res->extras);
 	} else {
 		respond_file(c, res);
 	}

@@ -1,13 +1,18 @@
 #include "server/http/resolve.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "proto/authority.h"
+#include "proto/path.h"
+#include "proto/path_rule.h"
 #include "proto/static_target.h"
 #include "proto/vhost.h"
 #include "server/core/file.h"
@@ -127,10 +132,105 @@ static const struct site *pick_site(const struct server *srv, bool tls, unsigned
 	return NULL;
 }
 
+/* The port of the first TLS listener, for an https:// URL ("" for 443 or
+ * none). */
+static void https_port(const struct config *cfg, char buf[static 8])
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < cfg->nlisten; i++) {
+		const struct sockaddr_storage *a = &cfg->listen[i].addr;
+		unsigned port = a->ss_family == AF_INET
+					? ntohs(((const struct sockaddr_in *)(const void *)a)->sin_port)
+				: a->ss_family == AF_INET6
+					? ntohs(((const struct sockaddr_in6 *)(const void *)a)->sin6_port)
+					: 0;
+		if (port) {
+			if (port != 443)
+				snprintf(buf, 8, ":%u", port);
+			return;
+		}
+	}
+}
+
+/* --https-redirect: the same URL over https://, into out->location: the
+ * host the request named without its port, the target's path and query
+ * as sent (origin-form; an absolute-form's past its authority). false
+ * when there is no host to name (HTTP/1.0 without Host), or a target byte
+ * no field may hold. */
+static bool https_location(const struct config *cfg, const struct static_ask *ask,
+			   struct static_target *out)
+{
+	struct authority a;
+	enum target_scheme scheme;
+	const char *t = ask->target;
+	size_t tl = ask->target_len;
+	char port[8];
+
+	if (!ask->host || authority_parse(ask->host, ask->host_len, &a) < 0)
+		return false;
+	const char *auth;
+	size_t auth_len;
+	long skip = target_split(t, tl, &scheme, &auth, &auth_len);
+	if (skip < 0)
+		return false;
+	t += skip;
+	tl -= (size_t)skip;
+	if (tl == 0 || t[0] != '/')
+		return false;
+	for (size_t i = 0; i < tl; i++)
+		if ((unsigned char)t[i] <= 0x20 || (unsigned char)t[i] >= 0x7f)
+			return false;
+	https_port(cfg, port);
+	bool literal = ask->host[0] == '[';
+	int n = snprintf(out->location, sizeof(out->location), "https://%s%.*s%s%s%.*s",
+			 literal ? "[" : "", (int)a.host_len, a.host, literal ? "]" : "", port,
+			 (int)tl, t);
+	return n > 0 && (size_t)n < sizeof(out->location);
+}
+
+/* What a [path] rule decides before the file is looked for: a client it
+ * denies (403), a redirect; else its fields, for the response. false: go
+ * on and serve. */
+static bool apply_rule(const struct site *site, const struct static_ask *ask,
+		       const uint8_t *client, struct static_target *out,
+		       const struct path_rule **rule)
+{
+	struct path_info info;
+	char rel[PATH_MAX];
+
+	*rule = NULL;
+	if (site->npaths == 0 ||
+	    path_from_target(ask->target, ask->target_len, rel, sizeof(rel), &info) < 0)
+		return false; /* static_target answers the bad target */
+	const struct path_rule *r = path_rule_match(site->rules, site->npaths, rel);
+	if (!r)
+		return false;
+	*rule = r;
+	if (!path_acl_allows(r->acl, r->nacl, client)) {
+		out->status = 403;
+		out->extras = (struct resp_extras){0};
+		return true;
+	}
+	if (!r->redirect_status)
+		return false;
+	const char *q = memchr(ask->target, '?', ask->target_len);
+	size_t ql = q ? ask->target_len - (size_t)(q - ask->target) : 0;
+	if (path_rule_location(r, rel, q, ql, out->location, sizeof(out->location)) < 0) {
+		out->status = 414;
+		out->extras = (struct resp_extras){0};
+		return true;
+	}
+	out->status = r->redirect_status;
+	out->extras = r->extras;
+	return true;
+}
+
 void resolve_target(const struct server *srv, struct filecache *fc, int64_t now_sec, bool tls,
-		    unsigned conn_site, const struct static_ask *ask, struct static_target *out)
+		    unsigned conn_site, const uint8_t *client, const struct static_ask *ask,
+		    struct static_target *out)
 {
 	const struct site *site = pick_site(srv, tls, conn_site, ask->host, ask->host_len);
+	const struct path_rule *rule;
 
 	if (!site) {
 		out->status = 421;
@@ -138,6 +238,17 @@ void resolve_target(const struct server *srv, struct filecache *fc, int64_t now_
 		out->root = NULL; /* no site: the access log says none */
 		return;
 	}
+	out->root = site;
+	out->fd = -1;
+	out->mem = NULL;
+	if (!tls && site->cfg->https_redirect && srv->cfg->nlisten > 0 &&
+	    https_location(srv->cfg, ask, out)) {
+		out->status = 301;
+		out->extras = site->extras;
+		return;
+	}
+	if (apply_rule(site, ask, client, out, &rule))
+		return;
 	struct opener_ctx o = {.site = site, .fc = fc, .now_sec = now_sec};
 	const struct static_opener op = {.open = open_file, .close = close_file, .ctx = &o};
 	bool precompressed = site->cfg->precompressed;
@@ -147,7 +258,7 @@ void resolve_target(const struct server *srv, struct filecache *fc, int64_t now_
 		accept_enc_parse(ask->accept_encoding, ask->ae_len, &ae);
 	static_target_resolve(ask->target, ask->target_len, srv->cfg->dotfiles, site->cfg->autoindex,
 			      site->types, &op, precompressed ? &ae : NULL, now_sec, out);
-	out->extras = site->extras;
+	out->extras = rule ? rule->extras : site->extras;
 	out->root = site;
 }
 

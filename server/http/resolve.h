@@ -29,9 +29,12 @@ struct lister_job;
  * - ask->accept_encoding (NULL: none), for --precompressed.
  * Fills out; with status 0, out->fd is open and out->file describes it.
  * Files come through the worker's open-file cache fc (NULL: none); now_sec
- * is the wall clock (a file modified within ETAG_SETTLED_S is recent). */
+ * is the wall clock (a file modified within ETAG_SETTLED_S is recent).
+ * client: the client's address (16 bytes, IPv4 mapped; NULL: not an IP
+ * one), for the [path] rules' allow and deny. */
 void resolve_target(const struct server *srv, struct filecache *fc, int64_t now_sec, bool tls,
-		    unsigned conn_site, const struct static_ask *ask, struct static_target *out);
+		    unsigned conn_site, const uint8_t *client, const struct static_ask *ask,
+		    struct static_target *out);
 
 /* The index in srv->sites of a connection's site: the one its TLS SNI
  * names, else the default (0). */

@@ -790,6 +790,7 @@ START_TEST(test_help)
 	                                           "dotfiles",
 	                                           "precompressed",
 	                                           "autoindex",
+	                                           "https-redirect",
 	                                           "autoindex-max-entries",
 	                                           "mime-types",
 	                                           "tls-records",
