@@ -97,6 +97,7 @@ static int run(struct run *r, sigset_t *sigs)
 	struct server *srv;
 	struct worker *workers = NULL;
 	struct addr_limit *conn_limits = NULL;
+	struct addr_rate *req_rates = NULL;
 	struct status_listen status = {.fd = -1, .stop_fd = -1};
 	unsigned n = 0, prepared = 0, started = 0;
 	int rc, code = 1;
@@ -147,10 +148,15 @@ static int run(struct run *r, sigset_t *sigs)
 	 * connections (pages no address reaches are never touched). Made
 	 * whatever the limit, since a reload may set one. */
 	conn_limits = addr_limit_new((size_t)n * cfg->max_connections);
-	if (!conn_limits)
+	/* --limit-req the same way: the addresses seen lately, room for as
+	 * many as may be connected (an idle one's slot goes to the next). */
+	req_rates = addr_rate_new((size_t)n * cfg->max_connections);
+	if (!conn_limits || !req_rates)
 		goto out;
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		workers[i].conn_limits = conn_limits;
+		workers[i].req_rates = req_rates;
+	}
 	for (; prepared < n; prepared++)
 		if (worker_prepare(&workers[prepared], prepared, srv, &conn_worker_ops) < 0)
 			goto out;
@@ -204,6 +210,7 @@ out:
 	status_listen_stop(&status);
 	free(workers);
 	addr_limit_free(conn_limits); /* no worker runs any more */
+	addr_rate_free(req_rates);
 	run_remove_files(r);
 	privsep_close(&r->helper);
 	access_log_file_close(&r->access_log);

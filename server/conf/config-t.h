@@ -86,6 +86,7 @@ struct config_site {
 	bool autoindex;                  /* --autoindex on|off: list folders without index.html */
 	unsigned autoindex_max_entries;  /* --autoindex-max-entries N shown in one listing */
 	unsigned limit_conn;             /* --limit-conn N per client address, 0 = unlimited (per site) */
+	unsigned limit_req;              /* --limit-req N requests/s per client address, 0 = unlimited (per site) */
 	unsigned limit_rate;             /* --limit-rate BYTES per second per connection, 0 = unlimited (per site) */
 	unsigned limit_rate_after;       /* --limit-rate-after BYTES free per connection (per site) */
 	/* Which site options the section gave, by option index: the rest are

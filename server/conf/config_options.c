@@ -131,6 +131,12 @@ const struct opt config_options[] = {
         .min = 64, .max = 16384),
     OPT("max-connections", "N", T_UINT, G_HTTP, OFF(max_connections), "16384",
         "Open connections per worker.", .min = 1, .max = 1048576),
+    OPT("limit-req", "N", T_UINT, G_HTTP, SITE_OFF(limit_req), "0",
+        "Requests per second per client address (IPv6: the full address), across all "
+        "workers, with a burst of one second's worth; 0: no limit. Over it a request is "
+        "answered 429 and the connection stays. Counted against the connection's site, as "
+        "--limit-conn.",
+        .max = 1000000, .site = true),
     OPT("limit-conn", "N", T_UINT, G_HTTP, SITE_OFF(limit_conn), "0",
         "Open connections per client address (IPv6: the full address), across all workers; "
         "0: no limit. Over it, HTTP/1.1 answers 429 to the first request and closes; HTTP/2 "
@@ -374,7 +380,7 @@ const char config_file_rules[] =
     "More sites: a line \"[site NAME]\" in the file starts a section that ends at the\n"
     "next one or at the end of the file; in it go the options that may differ between\n"
     "sites: server-name, root, cert, key, header, mime-type, precompressed, autoindex,\n"
-    "autoindex-max-entries, https-redirect, limit-conn, limit-rate and\n"
+    "autoindex-max-entries, https-redirect, limit-req, limit-conn, limit-rate and\n"
     "limit-rate-after. A section takes what it does not set (but server names) from\n"
     "the lines above the first section and the flags.\n"
     "\n"

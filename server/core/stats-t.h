@@ -49,6 +49,7 @@ enum stat_limit {
 	STAT_LIMIT_H2_FLOOD,       /* nghttp2's flood guards (SETTINGS, PING, ...): dropped */
 	STAT_LIMIT_CONN,           /* --limit-conn: 429, then closed (once per connection) */
 	STAT_LIMIT_PROXY_HEADER,   /* proxy-protocol listener: no valid PROXY header in time */
+	STAT_LIMIT_REQ,            /* --limit-req: a request answered 429 */
 	STAT_LIMITS,
 };
 

@@ -11,6 +11,7 @@
 #include "server/core/log.h"
 #include "server/http/resolve.h"
 #include "server/conf/server.h"
+#include "server/conf/site.h"
 #include "server/net/sock.h"
 #include "server/core/stats.h"
 #include "server/http/worker-t.h"
@@ -430,6 +431,22 @@ void conn_tally(const struct conn *c, uint64_t by_state[STAT_CONN_STATES],
 
 void conn_resolve(struct conn *c, const struct static_ask *ask, struct static_target *out)
 {
+	const struct site *site = &c->srv->sites[c->site];
+	unsigned per_s = site->cfg->limit_req;
+
+	/* --limit-req: one debug line, as --limit-conn's, not a warning per
+	 * refusal a client can cause at will. */
+	if (per_s && c->peer_known && c->w->req_rates &&
+	    !addr_rate_take(c->w->req_rates, c->site, &c->peer_key, per_s, c->w->clock.now_ms)) {
+		c->w->stats.limits[STAT_LIMIT_REQ]++;
+		log_msg(LOG_DEBUG, "%s: over --limit-req %u/s: 429", c->peer_text, per_s);
+		out->status = 429;
+		out->fd = -1;
+		out->mem = NULL;
+		out->extras = (struct resp_extras){0};
+		out->root = site;
+		return;
+	}
 	resolve_target(c->srv, &c->w->files, c->w->clock.now_sec, sock_is_tls(c->sock), c->site,
 		       c->peer_known ? c->peer_key.a : NULL, ask, out);
 }

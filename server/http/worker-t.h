@@ -33,6 +33,7 @@
 
 struct conn;
 struct addr_limit;
+struct addr_rate;
 struct worker;
 
 /* What the worker asks of its connections. It makes and ticks them through
@@ -95,6 +96,7 @@ struct worker {
 	/* --limit-conn's counts, shared by all workers: main.c's, which makes
 	 * it before they start and frees it after they are joined. */
 	struct addr_limit *conn_limits;
+	struct addr_rate *req_rates;   /* --limit-req, the same for every worker */
 	struct lister lister;        /* --autoindex: its listing thread, once it lists */
 	const struct worker_conn_ops *conn_ops;
 	struct conn *conns;          /* list head (conn.c's) */

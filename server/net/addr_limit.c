@@ -76,13 +76,13 @@ void addr_limit_free(struct addr_limit *t)
 }
 
 /* A 64-bit mix (splitmix64's finaliser) of the key, the site and the seed. */
-static uint64_t hash(const struct addr_limit *t, unsigned site, const struct addr_key *k)
+static uint64_t mix(uint64_t seed, unsigned site, const struct addr_key *k)
 {
 	uint64_t lo, hi, h;
 
 	memcpy(&lo, k->a, 8);
 	memcpy(&hi, k->a + 8, 8);
-	h = t->seed ^ site;
+	h = seed ^ site;
 	for (int i = 0; i < 2; i++) {
 		h ^= i ? hi : lo;
 		h += 0x9e3779b97f4a7c15ull;
@@ -93,20 +93,31 @@ static uint64_t hash(const struct addr_limit *t, unsigned site, const struct add
 	return h;
 }
 
-static struct bucket *lock_bucket(struct addr_limit *t, unsigned site, const struct addr_key *k)
+static void spin_lock(atomic_uint *lock)
 {
-	struct bucket *b = &t->b[hash(t, site, k) & t->mask];
 	unsigned spins = 0;
 
-	while (atomic_exchange_explicit(&b->lock, 1, memory_order_acquire))
+	while (atomic_exchange_explicit(lock, 1, memory_order_acquire))
 		if (++spins % 64 == 0)
 			sched_yield(); /* the holder was preempted: let it finish */
+}
+
+static void spin_unlock(atomic_uint *lock)
+{
+	atomic_store_explicit(lock, 0, memory_order_release);
+}
+
+static struct bucket *lock_bucket(struct addr_limit *t, unsigned site, const struct addr_key *k)
+{
+	struct bucket *b = &t->b[mix(t->seed, site, k) & t->mask];
+
+	spin_lock(&b->lock);
 	return b;
 }
 
 static void unlock_bucket(struct bucket *b)
 {
-	atomic_store_explicit(&b->lock, 0, memory_order_release);
+	spin_unlock(&b->lock);
 }
 
 static struct slot *find(struct bucket *b, unsigned site, const struct addr_key *k)
@@ -162,4 +173,94 @@ unsigned addr_limit_count(struct addr_limit *t, unsigned site, const struct addr
 
 	unlock_bucket(b);
 	return n;
+}
+
+/* ---- requests per second (--limit-req) ---- */
+
+#define RATE_SLOTS 6
+
+/* A key's token bucket: tokens in thousandths of a request. */
+struct rate_slot {
+	uint64_t last_ms; /* 0: free */
+	uint32_t site;
+	uint32_t tokens;
+	struct addr_key key;
+};
+
+struct rate_bucket {
+	atomic_uint lock;
+	struct rate_slot s[RATE_SLOTS];
+} __attribute__((aligned(64)));
+
+struct addr_rate {
+	size_t mask;
+	uint64_t seed;
+	struct rate_bucket *b;
+};
+
+struct addr_rate *addr_rate_new(size_t slots)
+{
+	struct addr_rate *t = calloc(1, sizeof(*t));
+	size_t n = 1;
+
+	if (!t)
+		return NULL;
+	while (n * RATE_SLOTS < slots && n < ((size_t)1 << 18))
+		n <<= 1;
+	t->b = calloc(n, sizeof(*t->b)); /* as addr_limit_new: untouched pages cost nothing */
+	if (!t->b) {
+		free(t);
+		return NULL;
+	}
+	t->mask = n - 1;
+	t->seed = (uint64_t)(uintptr_t)t->b * 0xbf58476d1ce4e5b9ull ^ (uint64_t)(uintptr_t)t;
+	return t;
+}
+
+void addr_rate_free(struct addr_rate *t)
+{
+	if (!t)
+		return;
+	free(t->b);
+	free(t);
+}
+
+bool addr_rate_take(struct addr_rate *t, unsigned site, const struct addr_key *key,
+		    unsigned per_s, uint64_t now_ms)
+{
+	struct rate_bucket *b = &t->b[mix(t->seed, site, key) & t->mask];
+	uint64_t full = (uint64_t)per_s * 1000; /* a second's worth: the burst */
+	struct rate_slot *s = NULL, *oldest = &b->s[0];
+	bool ok;
+
+	if (now_ms == 0)
+		now_ms = 1; /* 0 marks a free slot */
+	spin_lock(&b->lock);
+	for (int i = 0; i < RATE_SLOTS && !s; i++) {
+		struct rate_slot *x = &b->s[i];
+		if (x->last_ms && x->site == site && memcmp(&x->key, key, sizeof(*key)) == 0)
+			s = x;
+		else if (x->last_ms < oldest->last_ms)
+			oldest = x;
+	}
+	if (!s) {
+		/* A new key takes a free slot, or the one idle the longest: the
+		 * state it loses would have refilled soonest (fail open). */
+		s = oldest;
+		*s = (struct rate_slot){.last_ms = now_ms, .site = site, .tokens = (uint32_t)full,
+					.key = *key};
+	}
+	uint64_t tokens = s->tokens;
+	if (now_ms > s->last_ms)
+		tokens += (now_ms - s->last_ms) * per_s; /* thousandths per millisecond */
+	if (tokens > full)
+		tokens = full;
+	ok = tokens >= 1000;
+	if (ok)
+		tokens -= 1000;
+	s->tokens = (uint32_t)tokens;
+	if (now_ms > s->last_ms)
+		s->last_ms = now_ms;
+	spin_unlock(&b->lock);
+	return ok;
 }

@@ -54,4 +54,22 @@ void addr_limit_leave(struct addr_limit *t, unsigned site, const struct addr_key
 /* Open connections counted for key in site (for tests). */
 unsigned addr_limit_count(struct addr_limit *t, unsigned site, const struct addr_key *key);
 
+/* --limit-req: requests per second per client address and site, across
+ * the workers, as a token bucket per (site, address) that holds a
+ * second's worth (the burst) and refills at the rate. The table has the
+ * same buckets and locks as above; a bucket whose slots are all taken
+ * gives the slot idle the longest to the new key (its state is the one
+ * that would have refilled soonest: fail open, never a refusal for
+ * someone else's sake). */
+struct addr_rate;
+
+struct addr_rate *addr_rate_new(size_t slots);
+void addr_rate_free(struct addr_rate *t);
+
+/* One request of key in site at now_ms (a monotonic clock) under per_s
+ * requests a second: true if it may go, false if over. per_s at most
+ * 1,000,000. */
+bool addr_rate_take(struct addr_rate *t, unsigned site, const struct addr_key *key,
+		    unsigned per_s, uint64_t now_ms);
+
 #endif

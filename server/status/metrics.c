@@ -71,7 +71,7 @@ static const char *const timeout_names[STAT_TIMEOUTS] = {"handshake", "header", 
 static const char *const limit_names[STAT_LIMITS] = {
     "connections",    "fds",           "header",           "uri",
     "h2_header_list", "h2_reset_rate", "h2_continuations", "h2_flood",
-    "conn_limit", "proxy_header"};
+    "conn_limit", "proxy_header", "req_limit"};
 static const char *const conn_names[STAT_CONN_STATES] = {"handshake", "reading", "writing", "idle",
 							 "closing"};
 
@@ -178,7 +178,7 @@ static const struct family families[] = {
      "file descriptor), header (--max-header-size, --max-headers), uri (--max-uri), "
      "h2_header_list, h2_reset_rate, h2_continuations, h2_flood, conn_limit (--limit-conn: "
      "429, once per connection), proxy_header (a proxy-protocol listener got no valid PROXY "
-     "header within --handshake-timeout).",
+     "header within --handshake-timeout), req_limit (--limit-req: 429, once per request).",
      SNAP(stats.limits), &d_limit, NULL},
     {"ktlsd_conn_limit_untracked_total", "counter",
      "Connections --limit-conn let in without counting them: its table had no room for "

@@ -170,3 +170,29 @@ start_ktlsd --root "$T/rate" --listen-plain "127.0.0.1:$PPORT" --limit-rate 128k
 paced splice "plain HTTP, --sendfile on (splice)" "http://127.0.0.1:$PPORT/m.bin"
 stop_ktlsd
 expect_eq "access log: the plain download spliced" "$(grep -c 'body=splice .*end=complete' "$T/splice.log")" 1
+
+# ---- --limit-req: requests per second per address, across the workers ----
+# A burst of 2, refilled at 2 a second: 30 requests on one connection come
+# faster than 15 s on any machine, so some are refused, and the connection
+# stays for the rest (every one answered).
+SPORT=$(freeport)
+start_ktlsd --limit-req 2 --workers 2 --access-log "$T/req.log" --status-listen "127.0.0.1:$SPORT" ||
+	return 0
+for v in --http1.1 --http2; do
+	sleep 1.2 # the budget back in full (2 a second)
+	codes=$(kcurl "$v" -o /dev/null -w '%{http_code}\n' "$BASE/a.txt?req=[1-30]" 2>/dev/null | sort | uniq -c |
+		awk '{printf "%s:%s ", $2, $1}')
+	expect_match "--limit-req 2, 30 requests at once ($v): some 200 (the burst), the rest 429, none lost" \
+		"$codes" '^200:([2-9]|1[0-4]) 429:(1[6-9]|2[0-8]) $'
+done
+fetch other_req /a.txt --interface 127.0.0.2
+expect_eq "another address has its own budget: 200" "$STATUS" 200
+sleep 1.2
+fetch again_req /a.txt
+expect_eq "a second later 127.0.0.1 may again: 200" "$STATUS" 200
+py_client 60 "$MPY" expect "$SPORT" 'ktlsd_limit_hits_total{limit="req_limit"}>=32' \
+	'ktlsd_site_responses_total{code="429"}>=32'
+expect_eq "/metrics counts the refused requests (req_limit)" "$OUT" OK
+stop_ktlsd
+expect_eq "access log: the 429s logged" "$(grep -c '"GET /a.txt?req=[0-9]* HTTP/[12].[01]" 429 ' "$T/req.log")" \
+	"$(grep -c ' 429 ' "$T/req.log")"

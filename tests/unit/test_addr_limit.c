@@ -138,6 +138,46 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* --limit-req: a second's worth at once, then the rate; per address and
+ * site; a full bucket gives the longest-idle slot to a new key. */
+START_TEST(test_rate)
+{
+	struct addr_rate *t = addr_rate_new(64);
+	struct addr_key a = v4("192.0.2.7"), b = v4("192.0.2.8");
+	uint64_t now = 1000;
+
+	ck_assert_ptr_nonnull(t);
+	for (int i = 0; i < 5; i++)
+		ck_assert(addr_rate_take(t, 0, &a, 5, now));
+	ck_assert(!addr_rate_take(t, 0, &a, 5, now));     /* the burst spent */
+	ck_assert(addr_rate_take(t, 0, &b, 5, now));      /* another client */
+	ck_assert(addr_rate_take(t, 1, &a, 5, now));      /* another site */
+	ck_assert(!addr_rate_take(t, 0, &a, 5, now + 199)); /* 0.995 of a request back */
+	ck_assert(addr_rate_take(t, 0, &a, 5, now + 200));  /* one */
+	ck_assert(!addr_rate_take(t, 0, &a, 5, now + 200));
+	ck_assert(!addr_rate_take(t, 0, &a, 5, now + 100)); /* a clock behind: no refill */
+	/* Long idle: a burst again, never more. */
+	for (int i = 0; i < 5; i++)
+		ck_assert(addr_rate_take(t, 0, &a, 5, now + 100000));
+	ck_assert(!addr_rate_take(t, 0, &a, 5, now + 100000));
+	addr_rate_free(t);
+
+	/* One bucket (64 slots asked: about 11 buckets; 200 keys overflow
+	 * them): every new key is let in, whatever it evicts. */
+	t = addr_rate_new(1);
+	char text[32];
+	for (int i = 0; i < 200; i++) {
+		snprintf(text, sizeof(text), "198.51.100.%d", i);
+		struct addr_key k = v4(text);
+		ck_assert(addr_rate_take(t, 0, &k, 1, now + (uint64_t)i));
+	}
+	/* The newest keys are still there: spent. */
+	struct addr_key last = v4("198.51.100.199");
+	ck_assert(!addr_rate_take(t, 0, &last, 1, now + 199));
+	addr_rate_free(t);
+}
+END_TEST
+
 static Suite *addr_limit_suite(void)
 {
 	Suite *s = suite_create("addr_limit");
@@ -148,6 +188,7 @@ static Suite *addr_limit_suite(void)
 	tcase_add_test(tc, test_limit);
 	tcase_add_test(tc, test_full);
 	tcase_add_test(tc, test_threads);
+	tcase_add_test(tc, test_rate);
 	suite_add_tcase(s, tc);
 	return s;
 }

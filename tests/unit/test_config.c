@@ -777,6 +777,7 @@ START_TEST(test_help)
 	                                           "max-headers",
 	                                           "max-uri",
 	                                           "max-connections",
+	                                           "limit-req",
 	                                           "limit-conn",
 	                                           "limit-rate",
 	                                           "limit-rate-after",
