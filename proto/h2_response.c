@@ -49,12 +49,21 @@ static int respond_page(struct h2_session *hs, struct h2_stream *s, int status, 
 {
 	struct resp_head h;
 
+	const struct resp_page *site_page = resp_extras_page(extras, status);
+
 	s->status = status;
-	s->page_buf = malloc(512);
-	if (!s->page_buf)
-		return NGHTTP2_ERR_NOMEM;
-	s->page_len = status_page(status, s->page_buf, 512);
-	s->page = s->page_buf;
+	if (site_page) {
+		/* The site's bytes: its configuration outlives the session's
+		 * streams (the connection holds it). */
+		s->page = site_page->body;
+		s->page_len = site_page->len;
+	} else {
+		s->page_buf = malloc(512);
+		if (!s->page_buf)
+			return NGHTTP2_ERR_NOMEM;
+		s->page_len = status_page(status, s->page_buf, 512);
+		s->page = s->page_buf;
+	}
 	s->body.done = true;
 	resp_head_page(&h, status, hs->env.date(hs->env.ctx), s->page_len,
 		       s->location);

@@ -207,3 +207,11 @@ void static_file_respond(const struct static_request *req, const struct static_f
 	resp->content_length = file->size;
 	resp->send_body = !req->head;
 }
+
+const struct resp_page *resp_extras_page(const struct resp_extras *x, int status)
+{
+	for (size_t i = 0; x && i < x->npages; i++)
+		if (x->pages[i].status == status)
+			return &x->pages[i];
+	return NULL;
+}

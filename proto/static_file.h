@@ -77,11 +77,26 @@ struct resp_extra {
 
 #define RESP_EXTRA_MAX 16
 
+/* A site's page for an error status (--error-page), in place of
+ * status_page's. */
+struct resp_page {
+	int status;
+	const char *body;
+	size_t len;
+};
+
 struct resp_extras {
 	const struct resp_extra *f;
 	size_t n;
 	size_t h1_bytes;                  /* of the lines "Name: value\r\n" together */
+	/* The site's error pages: they go with its fields, which a 4xx or 5xx
+	 * does not send (resp_head_extras). */
+	const struct resp_page *pages;
+	size_t npages;
 };
+
+/* The page x has for status, or NULL (x NULL: none). */
+const struct resp_page *resp_extras_page(const struct resp_extras *x, int status);
 
 /* What of a request decides what it comes to: the target, the host it
  * names (the site) and the codings it takes (a precompressed sidecar). */

@@ -17,6 +17,7 @@
 #include "server/core/access_log.h"
 #include "server/conf/conf_files.h"
 #include "server/conf/config.h"
+#include "server/conf/config_value.h"
 #include "server/listen_unix.h"
 #include "server/core/log.h"
 #include "server/privs.h"
@@ -88,6 +89,8 @@ void privsep_gather(struct conf_files *cf, const struct config *cfg)
 			gather_file(cf, sites[i]->certs[j].cert_file);
 			gather_file(cf, sites[i]->certs[j].key_file);
 		}
+		for (size_t j = 0; j < sites[i]->nerror_pages; j++)
+			gather_file(cf, config_value_page_file(sites[i]->error_pages[j]));
 	}
 	for (size_t i = 0; i < cfg->nticket_key_files; i++)
 		gather_file(cf, cfg->ticket_key_files[i]);

@@ -28,6 +28,7 @@
 #define CONFIG_MAX_MIME_OVERRIDES 32
 #define CONFIG_MAX_PATHS 32              /* [path] sections of one site */
 #define CONFIG_MAX_ACL 32                /* allow and deny lines of one [path] */
+#define CONFIG_MAX_ERROR_PAGES 16
 
 struct config_listen {
 	struct sockaddr_storage addr; /* AF_INET, AF_INET6, or AF_UNIX ("unix:/path") */
@@ -82,6 +83,8 @@ struct config_site {
 	size_t nheaders;
 	char *mime_overrides[CONFIG_MAX_MIME_OVERRIDES]; /* --mime-type "EXT TYPE", repeatable */
 	size_t nmime_overrides;
+	char *error_pages[CONFIG_MAX_ERROR_PAGES]; /* --error-page "CODE FILE", repeatable */
+	size_t nerror_pages;
 	bool precompressed;              /* --precompressed on|off: serve .br/.zst/.gz sidecars */
 	bool autoindex;                  /* --autoindex on|off: list folders without index.html */
 	unsigned autoindex_max_entries;  /* --autoindex-max-entries N shown in one listing */

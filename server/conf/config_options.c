@@ -209,6 +209,11 @@ const struct opt config_options[] = {
         "List a folder that has no index.html, as HTML or, for Accept: application/json or "
         "?format=json, as JSON; off answers 404.",
         .site = true),
+    OPT("error-page", "\"CODE FILE\"", T_PATHS, G_HTTP, SITE_OFF(error_pages), NULL,
+        "Answer the status CODE (400 to 599) with FILE's bytes as its HTML page, in place "
+        "of ktlsd's own; repeatable, up to 16. FILE (at most 16 KiB) is read at start and "
+        "at each reload, as the certificates are.",
+        .count_off = SITE_OFF(nerror_pages), .max = CONFIG_MAX_ERROR_PAGES, .site = true),
     OPT("https-redirect", "on|off", T_BOOL, G_HTTP, SITE_OFF(https_redirect), "off",
         "Answer every plain HTTP request with a 301 to the same URL over https:// (the "
         "host without its port, and the first --listen's port unless it is 443), as "
@@ -380,8 +385,8 @@ const char config_file_rules[] =
     "More sites: a line \"[site NAME]\" in the file starts a section that ends at the\n"
     "next one or at the end of the file; in it go the options that may differ between\n"
     "sites: server-name, root, cert, key, header, mime-type, precompressed, autoindex,\n"
-    "autoindex-max-entries, https-redirect, limit-req, limit-conn, limit-rate and\n"
-    "limit-rate-after. A section takes what it does not set (but server names) from\n"
+    "autoindex-max-entries, https-redirect, error-page, limit-req, limit-conn,\n"
+    "limit-rate and limit-rate-after. A section takes what it does not set (but server names) from\n"
     "the lines above the first section and the flags.\n"
     "\n"
     "Per folder: a line \"[path PREFIX]\" (PREFIX starting with '/') starts a section\n"

@@ -363,3 +363,9 @@ char *config_value_mime(const char *v, char why[static 256])
 	out[n] = ' ';
 	return out;
 }
+
+const char *config_value_page_file(const char *v)
+{
+	v += strcspn(v, " \t");
+	return v + strspn(v, " \t");
+}

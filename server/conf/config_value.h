@@ -40,6 +40,8 @@ int config_value_listen(const char *s, struct config_listen *l, char why[static 
  * without a trailing dot) and "EXT TYPE" (--mime-type, the extension
  * lowercase): the stored form, or NULL with the reason in why. */
 char *config_value_header(const char *v, char why[static 256]);
+/* The FILE of an --error-page "CODE FILE" (what follows CODE and blanks). */
+const char *config_value_page_file(const char *v);
 char *config_value_name(const char *v, char why[static 256]);
 char *config_value_mime(const char *v, char why[static 256]);
 

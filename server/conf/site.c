@@ -2,6 +2,7 @@
 
 #include "server/conf/conf_files.h"
 #include "server/conf/config.h"
+#include "server/conf/config_value.h"
 #include "server/conf/file_read.h"
 #include "ktls/tls.h"
 #include "proto/path.h"
@@ -117,6 +118,8 @@ static int build_paths(struct site *s, char *err, size_t errlen)
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
+		r->extras.pages = s->extras.pages;
+		r->extras.npages = s->extras.npages;
 		r->prefix = sp->prefix;
 		r->prefix_len = strlen(sp->prefix);
 		r->redirect_status = cp->redirect_status;
@@ -157,6 +160,51 @@ static int build_mime(struct site *s, const char *mime_text, size_t mime_len, ch
 nomem:
 	snprintf(err, errlen, "out of memory loading MIME types");
 	return -ENOMEM;
+}
+
+/* --error-page "CODE FILE": each file's bytes, read as the certificates
+ * are (through cf: a reload under --user gets them from the privileged
+ * helper). */
+static int build_pages(struct site *s, struct conf_files *cf, char *err, size_t errlen)
+{
+	const struct config_site *cfg = s->cfg;
+	char what[96];
+
+	config_site_label(cfg, "error-page", what, sizeof(what));
+	for (size_t i = 0; i < cfg->nerror_pages; i++) {
+		const char *v = cfg->error_pages[i];
+		char *end, *bytes;
+		size_t len;
+		long code = strtol(v, &end, 10);
+		const char *file = config_value_page_file(v);
+
+		if (end == v || code < 400 || code > 599 || !strchr(" \t", *end) || !*file) {
+			snprintf(err, errlen, "%s '%s': expected \"CODE FILE\", CODE from 400 to 599",
+				 what, v);
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < s->npages; j++)
+			if (s->pages_of[j].status == (int)code) {
+				snprintf(err, errlen, "%s: %ld given twice", what, code);
+				return -EINVAL;
+			}
+		int rc = conf_files_read(cf, file, &bytes, &len);
+		if (rc < 0) {
+			snprintf(err, errlen, "%s %ld %s: %s", what, code, file, file_read_error(rc));
+			return -EINVAL;
+		}
+		if (len > SITE_PAGE_MAX) {
+			free(bytes);
+			snprintf(err, errlen, "%s %ld %s: %zu bytes, at most %d", what, code, file, len,
+				 SITE_PAGE_MAX);
+			return -EINVAL;
+		}
+		s->pages_of[s->npages++] = (struct resp_page){.status = (int)code, .body = bytes,
+							      .len = len};
+	}
+	s->extras.pages = s->pages_of;
+	s->extras.npages = s->npages;
+	return 0;
 }
 
 /* One certificate pair's files into p: 0, or -EINVAL with a one-line
@@ -222,6 +270,9 @@ int site_build(struct site *s, const struct config_site *cfg, const struct mime_
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	rc = build_pages(s, cf, err, errlen);
+	if (rc < 0)
+		return rc;
 	rc = build_paths(s, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -239,6 +290,9 @@ void site_release(struct site *s)
 		tls_pem_release(&s->certs[i]);
 	free(s->extra_names);
 	s->extra_names = NULL;
+	for (size_t i = 0; i < s->npages; i++)
+		free((char *)s->pages_of[i].body);
+	s->npages = 0;
 	for (size_t i = 0; i < s->npaths; i++)
 		free(s->paths[i].names);
 	free(s->paths);

@@ -17,6 +17,9 @@
 
 struct conf_files;
 
+/* The largest --error-page file: an error page is a page, not a download. */
+#define SITE_PAGE_MAX (16 * 1024)
+
 /* What a [path] rule's fields and prefix are made of (its path_rule points
  * into it). */
 struct site_path {
@@ -36,6 +39,8 @@ struct site {
 	char *extra_names;            /* the lowercase (HTTP/2) names, one block */
 	struct resp_extras extras;
 	unsigned stat_slot;           /* its metrics' slot (stats.h), the same after a reload */
+	struct resp_page pages_of[CONFIG_MAX_ERROR_PAGES]; /* --error-page, bodies malloc'd */
+	size_t npages;
 	struct path_rule *rules;      /* its [path] sections, for path_rule_match */
 	struct site_path *paths;      /* what they point into */
 	size_t npaths;

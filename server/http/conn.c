@@ -443,7 +443,7 @@ void conn_resolve(struct conn *c, const struct static_ask *ask, struct static_ta
 		out->status = 429;
 		out->fd = -1;
 		out->mem = NULL;
-		out->extras = (struct resp_extras){0};
+		out->extras = site->extras; /* its error pages; a 429 sends no field */
 		out->root = site;
 		return;
 	}

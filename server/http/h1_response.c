@@ -97,8 +97,10 @@ static void respond_page(struct conn *c, int status, const char *location,
 			 const struct resp_extras *extras)
 {
 	struct h1_exchange *x = h1_exchange_of(c);
-	char page[512];
-	size_t plen = status_page(status, page, sizeof(page));
+	char own[512];
+	const struct resp_page *site_page = resp_extras_page(extras, status);
+	const char *page = site_page ? site_page->body : own;
+	size_t plen = site_page ? site_page->len : status_page(status, own, sizeof(own));
 	bool head = x->parser->req.method == H1_HEAD && x->parser->error_status == 0;
 	size_t cap = HEAD_MAX + (location ? strlen(location) : 0) + (extras ? extras->h1_bytes : 0);
 	char *out = h1_out_reserve(c, cap + plen);

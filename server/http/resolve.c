@@ -208,7 +208,7 @@ static bool apply_rule(const struct site *site, const struct static_ask *ask,
 	*rule = r;
 	if (!path_acl_allows(r->acl, r->nacl, client)) {
 		out->status = 403;
-		out->extras = (struct resp_extras){0};
+		out->extras = site->extras; /* its error pages; a 403 sends no field */
 		return true;
 	}
 	if (!r->redirect_status)

@@ -14,9 +14,13 @@ echo p >"$P/root/private/p.txt"
 echo x >"$P/root/nightlyx/x.txt"
 PLAIN=$(freeport)
 
+printf '<!DOCTYPE html><title>Not here</title><p>Try the mirror list.</p>\n' >"$P/404.html"
+printf '<!DOCTYPE html><title>Internal</title><p>Ask the admins.</p>\n' >"$P/403.html"
 write_conf() {
 	cat >"$P/ktlsd.conf" <<CONF
 root $P/root
+error-page "404 $P/404.html"
+error-page "403 $P/403.html"
 cert $FIX/ec.pem
 key $FIX/ec.key
 listen-plain 127.0.0.1:$PLAIN
@@ -74,6 +78,24 @@ STATUS=$(curl -sS --max-time 30 -o /dev/null -w '%{http_code}' --interface 127.0
 	-H "Host: localhost" "http://127.0.0.1:$PLAIN/private/p.txt" 2>/dev/null)
 expect_eq "the rules hold on plain HTTP too (here the https redirect comes first: 301)" "$STATUS" 301
 
+# ---- --error-page: the site's page in place of ktlsd's ----
+for v in --http1.1 --http2; do
+	KCURL_HTTP=$v fetch missing /no-such-file
+	expect_eq "$v a 404: the site's page, its length, no site field" \
+		"$STATUS $(cmp -s "$T/missing.b" "$P/404.html" && echo same) $(hdr "$T/missing.h" Content-Length) $(hdr "$T/missing.h" X-Site)" \
+		"404 same $(stat -c %s "$P/404.html") "
+	KCURL_HTTP=$v fetch denied_page /private/p.txt --interface 127.0.0.2
+	expect_eq "$v a 403 of a deny: the site's 403 page" \
+		"$STATUS $(cmp -s "$T/denied_page.b" "$P/403.html" && echo same)" "403 same"
+	KCURL_HTTP=$v fetch headmissing /no-such-file -I
+	expect_eq "$v HEAD of a 404: the page's length, no body" \
+		"$STATUS $(hdr "$T/headmissing.h" Content-Length) $(grep -c 'mirror list' "$T/headmissing.b")" \
+		"404 $(stat -c %s "$P/404.html") 0"
+done
+fetch badtarget '/%zz'
+expect_eq "a status without a page of the site's: ktlsd's own (400)" \
+	"$STATUS $(grep -c 'Bad Request' "$T/badtarget.b")" "400 1"
+
 # ---- redirects ----
 for v in --http1.1 --http2; do
 	KCURL_HTTP=$v fetch old '/old/a/b%20c.iso?x=1&y=%41'
@@ -127,3 +149,8 @@ bad "a redirect code" "redirect: expected" '[path /a/]\nredirect 303 https://x/'
 bad "a site key in a [path]" "not a \\[path\\] key 'root'" '[path /a/]\nroot /tmp'
 bad "the same prefix twice" "a second \\[path /a/\\]" '[path /a/]\n[path /a/]'
 bad "a field ktlsd sets" "ktlsd sets Content-Type itself" '[path /a/]\nheader "Content-Type: x"'
+head -c 20000 /dev/zero | tr '\0' x >"$P/big.html"
+bad "an error page over 16 KiB" "error-page 404 .*big.html: 20000 bytes, at most 16384" "error-page \"404 $P/big.html\""
+bad "an error page of a 2xx" "expected \"CODE FILE\", CODE from 400 to 599" "error-page \"200 $P/404.html\""
+bad "an error page that is not there" "error-page 404 .*no-such.html" "error-page \"404 $P/no-such.html\""
+

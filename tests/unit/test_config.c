@@ -791,6 +791,7 @@ START_TEST(test_help)
 	                                           "dotfiles",
 	                                           "precompressed",
 	                                           "autoindex",
+	                                           "error-page",
 	                                           "https-redirect",
 	                                           "autoindex-max-entries",
 	                                           "mime-types",
