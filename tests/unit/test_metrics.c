@@ -107,6 +107,7 @@ START_TEST(test_prometheus_shape)
 	struct worker_snapshot w[3];
 	struct metrics_buf b = {0};
 	char typed[128] = "", seen[8192] = " ";
+	bool histogram = false;
 
 	for (unsigned i = 0; i < 3; i++)
 		fill(&w[i], i);
@@ -126,7 +127,9 @@ START_TEST(test_prometheus_shape)
 		}
 		if (sscanf(line, "# TYPE %127s %15s", name, type) == 2) {
 			ck_assert_msg(strstr(seen, name), "TYPE before HELP: %s", line);
-			ck_assert(strcmp(type, "counter") == 0 || strcmp(type, "gauge") == 0);
+			ck_assert(strcmp(type, "counter") == 0 || strcmp(type, "gauge") == 0 ||
+				  strcmp(type, "histogram") == 0);
+			histogram = strcmp(type, "histogram") == 0;
 			if (strcmp(type, "counter") == 0)
 				ck_assert_msg(strlen(name) > 6 &&
 						  strcmp(name + strlen(name) - 6, "_total") == 0,
@@ -134,10 +137,48 @@ START_TEST(test_prometheus_shape)
 			strcpy(typed, name);
 			continue;
 		}
-		size_t n = strcspn(line, "{ ");
-		ck_assert_msg(n == strlen(typed) && strncmp(line, typed, n) == 0,
-			      "'%s' under TYPE %s", line, typed);
+		size_t n = strcspn(line, "{ "), t = strlen(typed);
+		/* A histogram's samples: NAME_bucket, NAME_sum, NAME_count. */
+		bool ok = n == t && strncmp(line, typed, n) == 0;
+		if (histogram && !ok && n > t && strncmp(line, typed, t) == 0)
+			ok = (n - t == 7 && strncmp(line + t, "_bucket", 7) == 0) ||
+			     (n - t == 4 && strncmp(line + t, "_sum", 4) == 0) ||
+			     (n - t == 6 && strncmp(line + t, "_count", 6) == 0);
+		ck_assert_msg(ok, "'%s' under TYPE %s", line, typed);
 	}
+	metrics_buf_free(&b);
+}
+END_TEST
+
+/* Per site: summed over the workers, one series per site and code, a
+ * histogram whose buckets add up. */
+START_TEST(test_sites)
+{
+	struct worker_snapshot w[2];
+	struct metrics_buf b = {0};
+
+	memset(w, 0, sizeof(w));
+	w[0].stats.sites[0].codes[0] = 3;  /* 200 */
+	w[1].stats.sites[0].codes[0] = 4;
+	w[1].stats.sites[0].codes[7] = 2;  /* 404 */
+	w[0].stats.sites[0].latency[0] = 5;
+	w[1].stats.sites[0].latency[2] = 4;
+	w[0].stats.sites[0].latency_ms = 1500;
+	w[1].stats.sites[0].body_bytes = 12345;
+	struct metrics_view v = view(w, 2);
+	metrics_prometheus(&b, &v);
+	metrics_printf(&b, "%c", '\0');
+	has_line(&b, "ktlsd_site_responses_total{site=\"-\",code=\"200\"} 7");
+	has_line(&b, "ktlsd_site_responses_total{site=\"-\",code=\"404\"} 2");
+	has_line(&b, "ktlsd_site_responses_total{site=\"-\",code=\"other\"} 0");
+	has_line(&b, "ktlsd_site_body_bytes_total{site=\"-\"} 12345");
+	has_line(&b, "ktlsd_site_request_duration_seconds_bucket{site=\"-\",le=\"0.005\"} 5");
+	has_line(&b, "ktlsd_site_request_duration_seconds_bucket{site=\"-\",le=\"0.025\"} 5");
+	has_line(&b, "ktlsd_site_request_duration_seconds_bucket{site=\"-\",le=\"0.100\"} 9");
+	has_line(&b, "ktlsd_site_request_duration_seconds_bucket{site=\"-\",le=\"+Inf\"} 9");
+	has_line(&b, "ktlsd_site_request_duration_seconds_sum{site=\"-\"} 1.500");
+	has_line(&b, "ktlsd_site_request_duration_seconds_count{site=\"-\"} 9");
+	ck_assert_ptr_null(strstr(b.p, "site=\"other\"")); /* not used: not shown */
 	metrics_buf_free(&b);
 }
 END_TEST
@@ -263,6 +304,7 @@ static Suite *metrics_suite(void)
 
 	tcase_add_test(tc, test_prometheus_series);
 	tcase_add_test(tc, test_prometheus_shape);
+	tcase_add_test(tc, test_sites);
 	tcase_add_test(tc, test_json_totals);
 	tcase_add_test(tc, test_many_workers);
 	tcase_add_test(tc, test_label_escaping);
