@@ -154,3 +154,26 @@ bad "an error page over 16 KiB" "error-page 404 .*big.html: 20000 bytes, at most
 bad "an error page of a 2xx" "expected \"CODE FILE\", CODE from 400 to 599" "error-page \"200 $P/404.html\""
 bad "an error page that is not there" "error-page 404 .*no-such.html" "error-page \"404 $P/no-such.html\""
 
+
+# ---- under --user, a root-only error page reloads through the helper ----
+if [ "$(id -u)" != 0 ]; then
+	skip "--error-page under --user: a root-only page reloads" "needs root (only root becomes --user)"
+elif site=$(nobody_site paths); then
+	echo '<p>page one</p>' >"$site/404.html"
+	chmod 600 "$site/404.html"
+	printf 'root %s\nerror-page "404 %s"\nuser nobody\ncert %s\nkey %s\n' "$site/root" \
+		"$site/404.html" "$site/ec.pem" "$site/ec.key" >"$site/ktlsd.conf"
+	if start_on_free_port --config "$site/ktlsd.conf" --workers 1; then
+		fetch page1 /nope
+		expect_eq "--user nobody, a 0600 root page: served (read before the drop)" \
+			"$STATUS $(cat "$T/page1.b")" "404 <p>page one</p>"
+		echo '<p>page two</p>' >"$site/404.html"
+		kill -HUP "$KTLSD_PID"
+		wait_until 20 grep -q "reloaded" "$KTLSD_LOG"
+		fetch page2 /nope
+		expect_eq "... and after SIGHUP the new one (through the privileged helper)" \
+			"$STATUS $(cat "$T/page2.b")" "404 <p>page two</p>"
+		stop_ktlsd
+	fi
+	rm -rf "$site"
+fi
