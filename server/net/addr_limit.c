@@ -43,35 +43,44 @@ bool addr_key_from(struct addr_key *k, const struct sockaddr *sa, socklen_t len)
 	return false;
 }
 
-struct addr_limit *addr_limit_new(size_t slots)
+/* A power of two of buckets (at most 2^18: 48 MiB of address space, about
+ * 1.8 million addresses at once) holding at least slots keys, per to a
+ * bucket of size bytes, into *b; false if out of memory. */
+static bool buckets_new(size_t slots, size_t per, size_t size, size_t *mask, uint64_t *seed,
+			void **b)
 {
-	struct addr_limit *t = calloc(1, sizeof(*t));
 	size_t n = 1;
 
-	if (!t)
-		return NULL;
-	/* At most 2^18 buckets (48 MiB of address space, about 1.8 million
-	 * addresses at once). */
-	while (n * BUCKET_SLOTS < slots && n < ((size_t)1 << 18))
+	while (n * per < slots && n < ((size_t)1 << 18))
 		n <<= 1;
 	/* calloc: the pages of buckets no address reaches are never touched,
 	 * so a large table costs address space, not memory. */
-	t->b = calloc(n, sizeof(*t->b));
-	if (!t->b) {
+	*b = calloc(n, size);
+	if (!*b)
+		return false;
+	*mask = n - 1;
+	/* Whoever picks addresses must not pick one bucket for all of them. */
+	*seed = (uint64_t)(uintptr_t)*b * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)mask;
+	return true;
+}
+
+struct addr_limit *addr_limit_new(size_t slots)
+{
+	struct addr_limit *t = calloc(1, sizeof(*t));
+	void *b;
+
+	if (!t || !buckets_new(slots, BUCKET_SLOTS, sizeof(*t->b), &t->mask, &t->seed, &b)) {
 		free(t);
 		return NULL;
 	}
-	t->mask = n - 1;
-	/* Whoever picks addresses must not pick one bucket for all of them. */
-	t->seed = (uint64_t)(uintptr_t)t->b * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)t;
+	t->b = b;
 	return t;
 }
 
 void addr_limit_free(struct addr_limit *t)
 {
-	if (!t)
-		return;
-	free(t->b);
+	if (t)
+		free(t->b);
 	free(t);
 }
 
@@ -201,27 +210,20 @@ struct addr_rate {
 struct addr_rate *addr_rate_new(size_t slots)
 {
 	struct addr_rate *t = calloc(1, sizeof(*t));
-	size_t n = 1;
+	void *b;
 
-	if (!t)
-		return NULL;
-	while (n * RATE_SLOTS < slots && n < ((size_t)1 << 18))
-		n <<= 1;
-	t->b = calloc(n, sizeof(*t->b)); /* as addr_limit_new: untouched pages cost nothing */
-	if (!t->b) {
+	if (!t || !buckets_new(slots, RATE_SLOTS, sizeof(*t->b), &t->mask, &t->seed, &b)) {
 		free(t);
 		return NULL;
 	}
-	t->mask = n - 1;
-	t->seed = (uint64_t)(uintptr_t)t->b * 0xbf58476d1ce4e5b9ull ^ (uint64_t)(uintptr_t)t;
+	t->b = b;
 	return t;
 }
 
 void addr_rate_free(struct addr_rate *t)
 {
-	if (!t)
-		return;
-	free(t->b);
+	if (t)
+		free(t->b);
 	free(t);
 }
 
