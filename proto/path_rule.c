@@ -14,14 +14,17 @@ int path_acl_parse(const char *s, bool allow, struct path_acl *a)
 
 	memset(a, 0, sizeof(*a));
 	a->allow = allow;
-	if (strcmp(s, "all") == 0)
+	if (strcmp(s, "all") == 0) {
+		a->all = true;
 		return 0;
+	}
 	if (n == 0 || n >= sizeof(addr))
 		return -EINVAL;
 	memcpy(addr, s, n);
 	addr[n] = '\0';
 	if (inet_pton(AF_INET6, addr, a->addr) == 1) {
 		max = 128;
+		a->v6 = true;
 	} else if (inet_pton(AF_INET, addr, a->addr + 12) == 1) {
 		a->addr[10] = a->addr[11] = 0xff;
 		max = 32;
@@ -30,9 +33,11 @@ int path_acl_parse(const char *s, bool allow, struct path_acl *a)
 	}
 	unsigned bits = max;
 	if (slash) {
-		char *end;
-		unsigned long b = strtoul(slash + 1, &end, 10);
-		if (!slash[1] || *end || b > max)
+		const char *d = slash + 1;
+		if (!*d || strlen(d) > 3 || strspn(d, "0123456789") != strlen(d))
+			return -EINVAL;
+		unsigned long b = strtoul(d, NULL, 10);
+		if (b > max)
 			return -EINVAL;
 		bits = (unsigned)b;
 	}
@@ -61,11 +66,19 @@ const struct path_rule *path_rule_match(const struct path_rule *rules, size_t n,
 	return best;
 }
 
+static bool mapped_v4(const uint8_t *addr)
+{
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	return memcmp(addr, prefix, sizeof(prefix)) == 0;
+}
+
 static bool acl_matches(const struct path_acl *a, const uint8_t *addr)
 {
-	if (a->bits == 0)
+	if (a->all)
 		return true;
-	if (!addr)
+	/* nginx's rule: an IPv6 rule (::/0 included) is for IPv6 clients. */
+	if (!addr || (a->v6 && mapped_v4(addr)))
 		return false;
 	unsigned whole = a->bits / 8, rest = a->bits % 8;
 	if (memcmp(a->addr, addr, whole) != 0)
@@ -110,8 +123,8 @@ static bool put_encoded(char *out, size_t outsz, size_t *n, const char *src, siz
 	return true;
 }
 
-int path_rule_location(const struct path_rule *r, const char *rel, const char *query,
-		       size_t query_len, char *out, size_t outsz)
+int path_rule_location(const struct path_rule *r, const char *rel, bool slash,
+		       const char *query, size_t query_len, char *out, size_t outsz)
 {
 	const char *rest = "";
 	size_t n = 0;
@@ -132,7 +145,9 @@ int path_rule_location(const struct path_rule *r, const char *rel, const char *q
 		out[n] = '\0';
 	}
 	/* The query as the client sent it, but for bytes no field may hold. */
+	/* path.h folds the path's last slash away; a folder keeps it. */
 	if (!put_encoded(out, outsz, &n, rest, strlen(rest), "/!$&'()*+,;=:@") ||
+	    (slash && *rest && !put_encoded(out, outsz, &n, "/", 1, "/")) ||
 	    !put_encoded(out, outsz, &n, query, query_len, "/?!$&'()*+,;=:@%"))
 		return -ENAMETOOLONG;
 	return (int)n;

@@ -16,8 +16,10 @@
  * are 16 bytes, IPv4 mapped into IPv6 (::ffff:a.b.c.d), as a client's. */
 struct path_acl {
 	bool allow;
+	bool all;                       /* "all": every client, an IP one or not */
+	bool v6;                        /* an IPv6 rule: IPv6 clients alone (not mapped IPv4) */
 	uint8_t addr[16];
-	unsigned bits;                  /* 0: all */
+	unsigned bits;                  /* of addr that must match (IPv4: 96 + its own) */
 };
 
 struct path_rule {
@@ -46,9 +48,10 @@ const struct path_rule *path_rule_match(const struct path_rule *rules, size_t n,
 bool path_acl_allows(const struct path_acl *acl, size_t n, const uint8_t *addr);
 
 /* Where a redirect of rule r sends rel: r's URL with what of rel follows
- * the prefix, then the target's query ("?..." or empty), into out. The
- * length, or -ENAMETOOLONG. */
-int path_rule_location(const struct path_rule *r, const char *rel, const char *query,
-		       size_t query_len, char *out, size_t outsz);
+ * the prefix (and the slash the request's path ended in: slash), then the
+ * target's query ("?..." or empty), into out. The length, or
+ * -ENAMETOOLONG. */
+int path_rule_location(const struct path_rule *r, const char *rel, bool slash,
+		       const char *query, size_t query_len, char *out, size_t outsz);
 
 #endif

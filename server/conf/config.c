@@ -324,8 +324,18 @@ static int start_section(struct config *cfg, char *s, struct ctx *c)
 	n = (size_t)(close - name);
 	while (n && strchr(" \t", name[n - 1]))
 		n--;
-	if (n == 0 || n > 64 || memchr(name, '"', n)) {
-		report(c, NULL, "a [site NAME] needs a NAME of 1 to 64 characters, without quotes");
+	bool printable = true;
+	for (size_t i = 0; i < n; i++)
+		printable = printable && (unsigned char)name[i] >= 0x20 && name[i] != 0x7f;
+	if (n == 0 || n > 64 || memchr(name, '"', n) || memchr(name, '\\', n) || !printable) {
+		report(c, NULL, "a [site NAME] needs a NAME of 1 to 64 printable characters, without "
+				"quotes or backslashes");
+		return -1;
+	}
+	/* The metrics and the access log name the top level's site "-" and
+	 * sites past their slots "other" (stats.h). */
+	if ((n == 1 && name[0] == '-') || (n == 5 && memcmp(name, "other", 5) == 0)) {
+		report(c, NULL, "[site %.*s]: a name the metrics keep for themselves", (int)n, name);
 		return -1;
 	}
 	for (size_t i = 0; i < cfg->nsites; i++)
@@ -584,6 +594,12 @@ static int finish(struct config *cfg, FILE *errfp)
 		fprintf(errfp, "ktlsd: --root is required (or --config FILE; with neither, %s is read "
 			       "where it exists)\n",
 			config_default_file);
+		return -1;
+	}
+	if (!cfg->site.root && cfg->site.npaths) {
+		fprintf(errfp, "ktlsd: [path %s] above the first [site]: the top level has no root, "
+			       "so it is no site and its rules would apply to nothing\n",
+			cfg->site.paths[0].prefix);
 		return -1;
 	}
 	if (!cfg->site.root && cfg->site.nserver_names) {

@@ -133,6 +133,13 @@ static int sites_build(struct server *srv, const struct server *cur, struct conf
 					    "--cert/--key: a TLS listener needs at least one certificate");
 			return -EINVAL;
 		}
+		if (site->https_redirect && cfg->nlisten == 0) {
+			build_error(cur, "%s%s%shttps-redirect on: no TLS listener (--listen) to send "
+					 "clients to",
+				    site->name ? "[site " : "", site->name ? site->name : "",
+				    site->name ? "] " : "--");
+			return -EINVAL;
+		}
 		if (site_build(&srv->sites[i], site, srv->mime, mime_text, mime_len, cf, err,
 			       sizeof(err)) < 0) {
 			build_error(cur, "%s", err);

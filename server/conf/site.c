@@ -100,6 +100,15 @@ static int build_paths(struct site *s, char *err, size_t errlen)
 				 cfg->name ? what : "", cp->prefix);
 			return -EINVAL;
 		}
+		/* "/private" and "/private/" (or "/%70rivate") are one folder:
+		 * two sections for it would leave the second silent. */
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->paths[j].prefix, sp->prefix) == 0) {
+				snprintf(err, errlen, "%s[path %s]: the same folder as [path %s] (line %u)",
+					 cfg->name ? what : "", cp->prefix, cfg->paths[j].prefix,
+					 cfg->paths[j].line);
+				return -EINVAL;
+			}
 		for (size_t j = 0; j < cfg->nheaders; j++) {
 			bool replaced = false;
 			for (size_t k = 0; k < cp->nheaders && !replaced; k++)

@@ -71,7 +71,7 @@ enum stat_conn {
 #define STAT_SITES 66
 /* The status codes counted one by one, per site (stats.h, stat_codes);
  * the rest in a last "other". */
-#define STAT_CODES 19
+#define STAT_CODES 25
 /* The latency buckets of a site's histogram (their bounds: stats.h). */
 #define STAT_LATENCY_BUCKETS 8
 

@@ -51,8 +51,9 @@ uint64_t stats_sum(const uint64_t *v, size_t n)
 
 /* ---- per site ---- */
 
-const int stat_codes[STAT_CODES] = {200, 204, 206, 301, 304, 400, 403, 404, 405, 412,
-				    414, 416, 421, 429, 431, 500, 503, 505, 0};
+const int stat_codes[STAT_CODES] = {200, 204, 206, 301, 302, 304, 307, 308, 400,
+				    403, 404, 405, 408, 412, 413, 414, 416, 421,
+				    429, 431, 500, 501, 503, 505, 0};
 /* From a small file's answer to a long download's. */
 const uint64_t stat_latency_bounds_ms[STAT_LATENCY_BUCKETS] = {5,    25,    100,   500,
 							       2500, 10000, 60000, UINT64_MAX};

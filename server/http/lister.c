@@ -90,26 +90,27 @@ static int add(struct listing *ls, const char *name, const struct stat *st)
 /* The remembered slot of the folder st is, as it is now, when it was over
  * a limit of max_entries or more (it has more than that many); else NULL. */
 static struct lister_too_big *too_big_find(struct lister *l, const struct stat *st,
-					   unsigned max_entries)
+					   unsigned max_entries, bool dotfiles)
 {
 	for (size_t i = 0; i < LISTER_TOO_BIG_SLOTS; i++) {
 		struct lister_too_big *t = &l->too_big[i];
 		if (t->ino == (uint64_t)st->st_ino && t->dev == (uint64_t)st->st_dev &&
 		    t->mtime_sec == st->st_mtim.tv_sec && t->mtime_nsec == st->st_mtim.tv_nsec &&
-		    t->max_entries && max_entries <= t->max_entries)
+		    t->max_entries && max_entries <= t->max_entries && t->dotfiles == dotfiles)
 			return t;
 	}
 	return NULL;
 }
 
-static void too_big_remember(struct lister *l, const struct stat *st, unsigned max_entries)
+static void too_big_remember(struct lister *l, const struct stat *st, unsigned max_entries,
+			     bool dotfiles)
 {
 	struct lister_too_big *t = &l->too_big[l->too_big_next++ % LISTER_TOO_BIG_SLOTS];
 
 	*t = (struct lister_too_big){.dev = (uint64_t)st->st_dev, .ino = (uint64_t)st->st_ino,
 				     .mtime_sec = st->st_mtim.tv_sec,
 				     .mtime_nsec = st->st_mtim.tv_nsec,
-				     .max_entries = max_entries};
+				     .max_entries = max_entries, .dotfiles = dotfiles};
 }
 
 static int read_dir(struct lister *l, const struct lister_job *j, struct listing *ls)
@@ -127,7 +128,7 @@ static int read_dir(struct lister *l, const struct lister_job *j, struct listing
 	/* Read once and found too big: as long as it has not changed, it
 	 * still is, and reading it again (0.34 s for 250,000 entries) would
 	 * let a client keep the thread busy for nothing. */
-	struct lister_too_big *known = too_big_find(l, &dir, j->max_entries);
+	struct lister_too_big *known = too_big_find(l, &dir, j->max_entries, j->dotfiles);
 	if (known) {
 		close(fd);
 		return -E2BIG;
@@ -161,7 +162,7 @@ static int read_dir(struct lister *l, const struct lister_job *j, struct listing
 		if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 			continue;
 		if (ls->n == j->max_entries) {
-			too_big_remember(l, &dir, j->max_entries);
+			too_big_remember(l, &dir, j->max_entries, j->dotfiles);
 			rc = -EFBIG;
 			break;
 		}

@@ -73,6 +73,7 @@ struct lister_too_big {
 	uint64_t dev, ino;
 	int64_t mtime_sec, mtime_nsec;
 	unsigned max_entries; /* the limit it was over */
+	bool dotfiles;        /* counting dotfiles (another count without) */
 };
 
 /* A worker's listing thread and its queues. Zeroed memory is a lister not

@@ -153,39 +153,61 @@ static void https_port(const struct config *cfg, char buf[static 8])
 }
 
 /* --https-redirect: the same URL over https://, into out->location: the
- * host the request named without its port, the target's path and query
- * as sent (origin-form; an absolute-form's past its authority). false
- * when there is no host to name (HTTP/1.0 without Host), or a target byte
- * no field may hold. */
-static bool https_location(const struct config *cfg, const struct static_ask *ask,
-			   struct static_target *out)
+ * host the request named without its port (else the site's first
+ * server-name), the target's path and query as sent (origin-form; an
+ * absolute-form's past its authority), a byte no field may hold
+ * %-encoded. The status: 301, or 400 where there is no host to name or
+ * the URL does not fit. Never the file: plain HTTP is what this turns
+ * away. */
+static int https_location(const struct config *cfg, const struct site *site,
+			  const struct static_ask *ask, struct static_target *out)
 {
-	struct authority a;
+	static const char hex[] = "0123456789ABCDEF";
+	struct authority a = {0};
 	enum target_scheme scheme;
-	const char *t = ask->target;
-	size_t tl = ask->target_len;
+	const char *t = ask->target, *auth, *host;
+	size_t tl = ask->target_len, auth_len, host_len;
 	char port[8];
+	bool literal = false;
 
-	if (!ask->host || authority_parse(ask->host, ask->host_len, &a) < 0)
-		return false;
-	const char *auth;
-	size_t auth_len;
+	if (ask->host && authority_parse(ask->host, ask->host_len, &a) == 0) {
+		host = a.host;
+		host_len = a.host_len;
+		literal = ask->host[0] == '[';
+	} else if (site->cfg->nserver_names && site->cfg->server_names[0][0] != '*') {
+		host = site->cfg->server_names[0];
+		host_len = strlen(host);
+	} else {
+		return 400;
+	}
 	long skip = target_split(t, tl, &scheme, &auth, &auth_len);
 	if (skip < 0)
-		return false;
+		return 400;
 	t += skip;
 	tl -= (size_t)skip;
 	if (tl == 0 || t[0] != '/')
-		return false;
-	for (size_t i = 0; i < tl; i++)
-		if ((unsigned char)t[i] <= 0x20 || (unsigned char)t[i] >= 0x7f)
-			return false;
+		return 400;
 	https_port(cfg, port);
-	bool literal = ask->host[0] == '[';
-	int n = snprintf(out->location, sizeof(out->location), "https://%s%.*s%s%s%.*s",
-			 literal ? "[" : "", (int)a.host_len, a.host, literal ? "]" : "", port,
-			 (int)tl, t);
-	return n > 0 && (size_t)n < sizeof(out->location);
+	int n = snprintf(out->location, sizeof(out->location), "https://%s%.*s%s%s",
+			 literal ? "[" : "", (int)host_len, host, literal ? "]" : "", port);
+	if (n < 0 || (size_t)n >= sizeof(out->location))
+		return 400;
+	size_t len = (size_t)n;
+	for (size_t i = 0; i < tl; i++) {
+		unsigned char c = (unsigned char)t[i];
+		bool plain = c > 0x20 && c < 0x7f;
+		if (len + (plain ? 1 : 3) >= sizeof(out->location))
+			return 400;
+		if (plain) {
+			out->location[len++] = (char)c;
+		} else {
+			out->location[len++] = '%';
+			out->location[len++] = hex[c >> 4];
+			out->location[len++] = hex[c & 15];
+		}
+	}
+	out->location[len] = '\0';
+	return 301;
 }
 
 /* What a [path] rule decides before the file is looked for: a client it
@@ -215,7 +237,8 @@ static bool apply_rule(const struct site *site, const struct static_ask *ask,
 		return false;
 	const char *q = memchr(ask->target, '?', ask->target_len);
 	size_t ql = q ? ask->target_len - (size_t)(q - ask->target) : 0;
-	if (path_rule_location(r, rel, q, ql, out->location, sizeof(out->location)) < 0) {
+	if (path_rule_location(r, rel, info.trailing_slash, q, ql, out->location,
+			       sizeof(out->location)) < 0) {
 		out->status = 414;
 		out->extras = (struct resp_extras){0};
 		return true;
@@ -241,9 +264,8 @@ void resolve_target(const struct server *srv, struct filecache *fc, int64_t now_
 	out->root = site;
 	out->fd = -1;
 	out->mem = NULL;
-	if (!tls && site->cfg->https_redirect && srv->cfg->nlisten > 0 &&
-	    https_location(srv->cfg, ask, out)) {
-		out->status = 301;
+	if (!tls && site->cfg->https_redirect && srv->cfg->nlisten > 0) {
+		out->status = https_location(srv->cfg, site, ask, out);
 		out->extras = site->extras;
 		return;
 	}

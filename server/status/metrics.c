@@ -329,13 +329,18 @@ static void sites_prometheus(struct metrics_buf *b, const struct worker_snapshot
 	}
 }
 
-/* "name" as a JSON string: our names hold no control byte (config_value
- * refuses them), '"' nor '\' but for safety. */
+/* "name" as a JSON string: a site's name holds no control byte, '"' nor
+ * '\' (config.c refuses them), escaped all the same. */
 static void json_string(struct metrics_buf *b, const char *s)
 {
 	metrics_printf(b, "\"");
-	for (; *s; s++)
-		metrics_printf(b, *s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20)
+			metrics_printf(b, "\\u%04x", c);
+		else
+			metrics_printf(b, c == '"' || c == '\\' ? "\\%c" : "%c", c);
+	}
 	metrics_printf(b, "\"");
 }
 

@@ -46,7 +46,8 @@ $1
 CONF
 }
 write_conf ""
-check "the config with [path] sections tests ok" "$KTLSD" --test-config --config "$P/ktlsd.conf"
+check "the config with [path] sections tests ok" "$KTLSD" --test-config --config "$P/ktlsd.conf" \
+	--listen "127.0.0.1:$(freeport)"
 start_on_free_port --config "$P/ktlsd.conf" || return 0
 
 for v in --http1.1 --http2; do
@@ -121,7 +122,28 @@ STATUS=$(plain -H "Host: [::1]:$PLAIN" "http://127.0.0.1:$PLAIN/")
 expect_eq "--https-redirect: an IP literal keeps its brackets" \
 	"$STATUS $(hdr "$T/plain.h" Location)" "301 https://[::1]:$PORT/"
 STATUS=$(plain --http1.0 -H "Host:" "http://127.0.0.1:$PLAIN/releases/r.txt")
-expect_eq "--https-redirect: HTTP/1.0 without a Host has nowhere to go: served" "$STATUS" 200
+expect_eq "--https-redirect: HTTP/1.0 without a Host has nowhere to go: 400, never the file" \
+	"$STATUS" 400
+raw_out=$(timeout 20 "$PY" - "$PLAIN" <<'PYEOF' | tr -d '\r' | grep -iE '^(HTTP|location)'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+s.sendall(b"GET /caf\xc3\xa9.txt HTTP/1.1\r\nHost: dl.example.org\r\nConnection: close\r\n\r\n")
+data = b""
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    data += d
+sys.stdout.write(data.decode("latin-1"))
+PYEOF
+)
+expect_eq "--https-redirect: a raw UTF-8 target is redirected, %-encoded, never served" \
+	"$(echo "$raw_out" | tr '\n' ' ')" "HTTP/1.1 301 Moved Permanently Location: https://dl.example.org:$PORT/caf%C3%A9.txt "
+echo cafe >"$P/root/café.txt"
+printf 'root %s\nlisten-plain 127.0.0.1:%s\nhttps-redirect on\n' "$P/root" "$PLAIN" >"$P/nolisten.conf"
+"$KTLSD" --test-config --config "$P/nolisten.conf" >/dev/null 2>"$T/nolisten.err"
+expect_eq "--https-redirect without a TLS listener: refused" \
+	"$? $(grep -c 'https-redirect on: no TLS listener' "$T/nolisten.err")" "2 1"
 
 # ---- a reload changes the rules ----
 write_conf "
@@ -148,6 +170,11 @@ bad "an address that is none" "allow: expected ADDR" '[path /a/]\nallow 10.0.0.0
 bad "a redirect code" "redirect: expected" '[path /a/]\nredirect 303 https://x/'
 bad "a site key in a [path]" "not a \\[path\\] key 'root'" '[path /a/]\nroot /tmp'
 bad "the same prefix twice" "a second \\[path /a/\\]" '[path /a/]\n[path /a/]'
+bad "one folder spelt twice" "\\[path /a\\]: the same folder as \\[path /a/\\]" '[path /a/]\ndeny all\n[path /a]'
+printf '[path /a/]\ndeny all\n[site s]\nroot %s\n' "$P/root" >"$P/bad.conf"
+"$KTLSD" --test-config --config "$P/bad.conf" >/dev/null 2>"$T/bad.err"
+expect_eq "a [path] above the first [site] with no top-level root: refused" \
+	"$? $(grep -c 'the top level has no root' "$T/bad.err")" "2 1"
 bad "a field ktlsd sets" "ktlsd sets Content-Type itself" '[path /a/]\nheader "Content-Type: x"'
 head -c 20000 /dev/zero | tr '\0' x >"$P/big.html"
 bad "an error page over 16 KiB" "error-page 404 .*big.html: 20000 bytes, at most 16384" "error-page \"404 $P/big.html\""

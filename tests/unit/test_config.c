@@ -1318,7 +1318,12 @@ START_TEST(test_site_errors)
 	    {"root /\n[site a]\nroot /a\n", "ktlsd: [site a] has no server-name: no request would "
 					   "reach it"},
 	    {"[site a]\nroot /a\n[site b]\nroot /b\n", "ktlsd: [site b] has no server-name"},
-	    {"[site \"a\"]\n", ":1: a [site NAME] needs a NAME of 1 to 64 characters, without quotes"},
+	    {"[site \"a\"]\n", ":1: a [site NAME] needs a NAME of 1 to 64 printable characters, "
+				  "without quotes or backslashes"},
+	    {"[site a\tb]\n", ":1: a [site NAME] needs a NAME of 1 to 64 printable characters, "
+				 "without quotes or backslashes"},
+	    {"[site -]\n", ":1: [site -]: a name the metrics keep for themselves"},
+	    {"[site other]\n", ":1: [site other]: a name the metrics keep for themselves"},
 	    {"[host a]\n", ":1: expected a section line \"[site NAME]\""},
 	    {"[site a\n", ":1: expected a section line \"[site NAME]\""},
 	    {"[site a]\nroot /\n[site a]\n", ":3: a second [site a]"},

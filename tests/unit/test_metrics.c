@@ -160,7 +160,7 @@ START_TEST(test_sites)
 	memset(w, 0, sizeof(w));
 	w[0].stats.sites[0].codes[0] = 3;  /* 200 */
 	w[1].stats.sites[0].codes[0] = 4;
-	w[1].stats.sites[0].codes[7] = 2;  /* 404 */
+	w[1].stats.sites[0].codes[10] = 2; /* 404 */
 	w[0].stats.sites[0].latency[0] = 5;
 	w[1].stats.sites[0].latency[2] = 4;
 	w[0].stats.sites[0].latency_ms = 1500;

@@ -52,6 +52,13 @@ START_TEST(test_acl)
 	ck_assert(!path_acl_allows(acl, 1, v4("192.0.2.7")));
 	ck_assert(path_acl_allows(acl, 1, v4("192.0.2.8")));
 
+	/* ::/0 is every IPv6 client, not an IPv4 nor a Unix socket's (nginx's). */
+	ck_assert_int_eq(path_acl_parse("::/0", false, &acl[0]), 0);
+	ck_assert(!path_acl_allows(acl, 1, v6("2001:db8::1")));
+	ck_assert(path_acl_allows(acl, 1, v4("192.0.2.1")));
+	ck_assert(path_acl_allows(acl, 1, NULL));
+	ck_assert_int_eq(path_acl_parse("1.2.3.4/ 8", true, &acl[0]), -EINVAL);
+	ck_assert_int_eq(path_acl_parse("1.2.3.4/+8", true, &acl[0]), -EINVAL);
 	ck_assert_int_eq(path_acl_parse("10.0.0.0/33", true, &acl[0]), -EINVAL);
 	ck_assert_int_eq(path_acl_parse("::/129", true, &acl[0]), -EINVAL);
 	ck_assert_int_eq(path_acl_parse("10.0.0.0/", true, &acl[0]), -EINVAL);
@@ -88,18 +95,18 @@ START_TEST(test_location)
 			      .redirect_to = "https://m.example.org/new/"};
 	char out[128];
 
-	ck_assert_int_gt(path_rule_location(&r, "old/a b/c\r\n.iso", "?x=1&y=%41", 10, out,
-					    sizeof(out)), 0);
+	ck_assert_int_gt(path_rule_location(&r, "old/a b/c\r\n.iso", false, "?x=1&y=%41", 10,
+					    out, sizeof(out)), 0);
 	ck_assert_str_eq(out, "https://m.example.org/new/a%20b/c%0D%0A.iso?x=1&y=%41");
-	ck_assert_int_gt(path_rule_location(&r, "old", "", 0, out, sizeof(out)), 0);
+	ck_assert_int_gt(path_rule_location(&r, "old", true, "", 0, out, sizeof(out)), 0);
 	ck_assert_str_eq(out, "https://m.example.org/new/");
 	r.redirect_to = "/elsewhere";
-	ck_assert_int_gt(path_rule_location(&r, "old/x", "", 0, out, sizeof(out)), 0);
+	ck_assert_int_gt(path_rule_location(&r, "old/x", false, "", 0, out, sizeof(out)), 0);
 	ck_assert_str_eq(out, "/elsewhere/x");
 	r = (struct path_rule){.prefix = ".", .prefix_len = 1, .redirect_to = "https://n.example/"};
-	ck_assert_int_gt(path_rule_location(&r, "a/b", "?q", 2, out, sizeof(out)), 0);
-	ck_assert_str_eq(out, "https://n.example/a/b?q");
-	ck_assert_int_eq(path_rule_location(&r, "a/b", "?q", 2, out, 12), -ENAMETOOLONG);
+	ck_assert_int_gt(path_rule_location(&r, "a/b", true, "?q", 2, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "https://n.example/a/b/?q"); /* a folder keeps its slash */
+	ck_assert_int_eq(path_rule_location(&r, "a/b", false, "?q", 2, out, 12), -ENAMETOOLONG);
 }
 END_TEST
 
