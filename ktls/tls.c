@@ -13,6 +13,7 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include "ktls/tls_acme.h"
 #include "ktls/tls_seal.h"
 
 /* The keys of one rotation period, derived once: OpenSSL 3.0's one-shot
@@ -32,6 +33,8 @@ struct tls_server {
 	size_t nsites;
 	int (*site_of)(const void *arg, const char *name, size_t len);
 	const void *site_arg;
+	bool (*acme_active)(void);
+	SSL_CTX *(*acme_ctx_of)(const void *arg, const char *name, size_t len);
 	bool h2;
 	unsigned ticket_rotate_s;
 	uint64_t rekey_records;
@@ -269,19 +272,32 @@ static int set_sid_ctx(SSL_CTX *ctx, const char *name)
 
 /* Moves a handshake to the context of the site its SNI names, before
  * OpenSSL looks at anything else of the ClientHello: the certificate,
- * and also the session it may resume, are then the site's. */
+ * and also the session it may resume, are then the site's. Or to an ACME
+ * challenge's: while none is pending, that costs one relaxed load. */
 static int client_hello_cb(SSL *ssl, int *al, void *arg)
 {
 	const struct tls_server *srv = arg;
+	bool acme = srv->acme_ctx_of && srv->acme_active();
+	bool sites = srv->nsites > 1 && srv->site_of;
+	SSL_CTX *ctx;
 	const unsigned char *p;
 	size_t len, n;
 
 	(void)al;
+	if (!acme && !sites)
+		return SSL_CLIENT_HELLO_SUCCESS;
 	if (!SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_server_name, &p, &len) || len < 5 ||
 	    (size_t)(p[0] << 8 | p[1]) + 2 != len || p[2] != TLSEXT_NAMETYPE_host_name)
 		return SSL_CLIENT_HELLO_SUCCESS; /* OpenSSL judges a malformed one itself */
 	n = (size_t)(p[3] << 8 | p[4]);
 	if (n + 5 > len)
+		return SSL_CLIENT_HELLO_SUCCESS;
+	/* A TLS-ALPN-01 validation. Without a challenge for the name the
+	 * site's context refuses acme-tls/1 (no_application_protocol). */
+	if (acme && tls_acme_offered_only(ssl) &&
+	    (ctx = srv->acme_ctx_of(srv->site_arg, (const char *)p + 5, n)) != NULL)
+		return tls_acme_move(ssl, ctx) ? SSL_CLIENT_HELLO_SUCCESS : SSL_CLIENT_HELLO_ERROR;
+	if (!sites)
 		return SSL_CLIENT_HELLO_SUCCESS;
 	int i = srv->site_of(srv->site_arg, (const char *)p + 5, n);
 	if (i > 0 && (size_t)i < srv->nsites && !SSL_set_SSL_CTX(ssl, srv->site_ctx[i]))
@@ -449,6 +465,10 @@ int tls_server_new(struct tls_server **out, const struct tls_settings *s, char *
 	srv->nfile_keys = s->nfile_keys;
 	srv->site_of = s->site_of;
 	srv->site_arg = s->site_arg;
+	if (s->acme_active && s->acme_ctx_of) {
+		srv->acme_active = s->acme_active;
+		srv->acme_ctx_of = s->acme_ctx_of;
+	}
 	srv->site_ctx = calloc(s->nsites ? s->nsites : 1, sizeof(*srv->site_ctx));
 	if (!srv->site_ctx)
 		FAIL("out of memory");
@@ -460,7 +480,7 @@ int tls_server_new(struct tls_server **out, const struct tls_settings *s, char *
 	if (srv->nsites == 0)
 		FAIL("no site to serve");
 	srv->ctx = srv->site_ctx[0];
-	if (srv->nsites > 1 && srv->site_of)
+	if ((srv->nsites > 1 && srv->site_of) || srv->acme_ctx_of)
 		SSL_CTX_set_client_hello_cb(srv->ctx, client_hello_cb, srv);
 	*out = srv;
 	return 0;

@@ -57,6 +57,14 @@ struct tls_settings {
 	 * handshake that sends SNI when there are several sites. */
 	int (*site_of)(const void *arg, const char *name, size_t len);
 	const void *site_arg;
+	/* TLS-ALPN-01 (RFC 8737; ktls/tls_acme.h), or NULL: no challenge
+	 * is ever answered. acme_active: whether any is being answered now,
+	 * asked of every ClientHello, so it must cost next to nothing.
+	 * acme_ctx_of: the challenge context for the name a ClientHello
+	 * sent in SNI (arg: site_arg), a reference the handshake drops, or
+	 * NULL; asked only when acme-tls/1 is the one protocol it offers. */
+	bool (*acme_active)(void);
+	SSL_CTX *(*acme_ctx_of)(const void *arg, const char *name, size_t len);
 	const char *protocols;        /* "TLSv1.2 TLSv1.3" */
 	const char *tls13_ciphersuites;
 	const char *tls12_ciphers;

@@ -72,6 +72,25 @@ static int respond_page(struct h2_session *hs, struct h2_stream *s, int status, 
 	return submit(hs, s, &h, !head);
 }
 
+/* An ACME HTTP-01 answer (STATIC_ACME_CHALLENGE): the key authorization
+ * as a page, copied, since res is gone when nghttp2 asks for the DATA. */
+static int respond_challenge(struct h2_session *hs, struct h2_stream *s,
+			     const struct static_target *res, bool head)
+{
+	struct resp_head h;
+
+	s->status = 200;
+	s->page_buf = malloc(res->key_authz_len + 1);
+	if (!s->page_buf)
+		return NGHTTP2_ERR_NOMEM;
+	memcpy(s->page_buf, res->key_authz, res->key_authz_len);
+	s->page = s->page_buf;
+	s->page_len = res->key_authz_len;
+	s->body.done = true;
+	resp_head_challenge(&h, hs->env.date(hs->env.ctx), s->page_len);
+	return submit(hs, s, &h, !head);
+}
+
 /* The stream can send now (its window and the connection's are open) and
  * a file slot is free: keep the fd the resolution opened. Otherwise close
  * it and open again when nghttp2 asks for the body. */
@@ -250,6 +269,8 @@ int h2_stream_respond(struct h2_stream *s)
 	s->site = res.root;
 	if (res.status == STATIC_LIST_DIR)
 		return start_listing(hs, s, &res, head);
+	if (res.status == STATIC_ACME_CHALLENGE)
+		return respond_challenge(hs, s, &res, head);
 	if (res.status >= 300 && res.status < 400 && !(s->location = strdup(res.location)))
 		return NGHTTP2_ERR_NOMEM;
 	if (res.status)

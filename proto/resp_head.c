@@ -158,6 +158,14 @@ void resp_head_listing(struct resp_head *h, const char *date, const char *conten
 	resp_head_add_len(h, RESP_CACHE_CONTROL, LIT("no-cache"));
 }
 
+void resp_head_challenge(struct resp_head *h, const char *date, size_t body_len)
+{
+	resp_head_init(h, 200, date);
+	resp_head_add_len(h, RESP_CONTENT_TYPE, LIT("text/plain"));
+	add_length(h, (unsigned long long)body_len);
+	resp_head_add_len(h, RESP_CACHE_CONTROL, LIT("no-store"));
+}
+
 /* Appends n bytes of p at *len if they fit with a NUL after them. */
 static bool put(char *out, size_t cap, size_t *len, const char *p, size_t n)
 {

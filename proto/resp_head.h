@@ -84,6 +84,11 @@ void resp_head_extras(struct resp_head *h, const struct resp_extras *x);
 void resp_head_listing(struct resp_head *h, const char *date, const char *content_type,
 		       unsigned long long body_len);
 
+/* The head of an ACME HTTP-01 answer (STATIC_ACME_CHALLENGE) of body_len
+ * bytes: 200, text/plain, and Cache-Control: no-store, since the key
+ * authorization is for the one validation. */
+void resp_head_challenge(struct resp_head *h, const char *date, size_t body_len);
+
 /* Serializes h as an HTTP/1.1 head ("HTTP/1.1 200 OK\r\n", a line per
  * field, the empty line) into out, NUL-terminated. Returns its length
  * (without the NUL), or -ENOSPC when it and its NUL do not fit in cap

@@ -115,9 +115,16 @@ struct static_ask {
 /* static_target's status for a folder to list (--autoindex): not an HTTP
  * status; rel is the folder, nothing is open. */
 #define STATIC_LIST_DIR 1
+/* static_target's status for an ACME HTTP-01 challenge the server is being
+ * validated by (RFC 8555 8.3): not an HTTP status; the answer is 200 with
+ * key_authz as a text/plain body that no cache keeps (resp_head_challenge).
+ * Nothing is open. */
+#define STATIC_ACME_CHALLENGE 2
+#define STATIC_KEY_AUTHZ_MAX 255
 
 struct static_target {
-	int status;                       /* 0: serve fd; STATIC_LIST_DIR; else 301, 400, 403, 404, 414, 421, 500, 503 */
+	int status;                       /* 0: serve fd; STATIC_LIST_DIR; STATIC_ACME_CHALLENGE;
+					   * else 301, 400, 403, 404, 414, 421, 500, 503 */
 	struct resp_extras extras;        /* the site's fields for a 2xx or 3xx answer */
 	const void *root;                 /* the opener's: where rel is, to open it again;
 					   * NULL when no site was named (421, 429) */
@@ -127,6 +134,8 @@ struct static_target {
 	bool list_dotfiles;               /* STATIC_LIST_DIR: list names starting with '.' */
 	char rel[PATH_MAX];               /* the file, relative to the root */
 	char location[PATH_MAX * 3 + 4];  /* 301: the directory with its slash, %-encoded */
+	char key_authz[STATIC_KEY_AUTHZ_MAX + 1]; /* STATIC_ACME_CHALLENGE: the body */
+	size_t key_authz_len;
 };
 
 struct static_response {

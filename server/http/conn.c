@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ktls/tls_acme.h"
 #include "proto/proxy_header.h"
 #include "server/core/log.h"
 #include "server/http/resolve.h"
@@ -129,6 +130,15 @@ static void start_proto(struct conn *c)
 {
 	const struct server *srv = c->srv;
 
+	/* A TLS-ALPN-01 validation (ktls/tls_acme.h) is its handshake: the
+	 * validator closes after it (RFC 8737 3), and so do we, with
+	 * close_notify. No protocol runs, so no access-log line is written. */
+	if (sock_alpn_is(c->sock, TLS_ACME_ALPN)) {
+		log_msg(LOG_DEBUG, "%s: ACME tls-alpn-01 validation for %s; closing", c->peer_text,
+			sock_tls_servername(c->sock) ? sock_tls_servername(c->sock) : "-");
+		conn_close_graceful(c);
+		return;
+	}
 	c->proto = sock_alpn_is(c->sock, "h2") ? srv->h2 : srv->h1;
 	c->proto_state = c->proto->create(c);
 	if (!c->proto_state) {
@@ -434,6 +444,12 @@ void conn_resolve(struct conn *c, const struct static_ask *ask, struct static_ta
 	const struct site *site = &c->srv->sites[c->site];
 	unsigned per_s = site->cfg->limit_req;
 
+	/* An ACME validation first, as nginx-acme answers it (in nginx's
+	 * POST_READ phase, before limit_req's PREACCESS): a CA's validators
+	 * ask several at once, pebble's 3 from one address, and a hit needs
+	 * a token only the CA was told. A miss is limited as any request. */
+	if (resolve_challenge(c->srv, sock_is_tls(c->sock), c->site, ask, out))
+		return;
 	/* --limit-req: one debug line, as --limit-conn's, not a warning per
 	 * refusal a client can cause at will. */
 	if (per_s && c->peer_known && c->w->req_rates &&

@@ -128,6 +128,35 @@ static void respond_page(struct conn *c, int status, const char *location,
 	sock_out_commit(c->sock, (size_t)len);
 }
 
+/* An ACME HTTP-01 answer (resolve_challenge): head and key authorization
+ * go out together, as a page does. */
+static void respond_challenge(struct conn *c, const struct static_target *res)
+{
+	struct h1_exchange *x = h1_exchange_of(c);
+	bool head = x->parser->req.method == H1_HEAD;
+	char *out = h1_out_reserve(c, HEAD_MAX + res->key_authz_len);
+	struct resp_head h;
+
+	x->resp->status = 200;
+	if (!out) {
+		conn_abort_as(c, ACCESS_END_ERROR, "no room for a response head");
+		return;
+	}
+	resp_head_challenge(&h, clock_date(&c->w->clock), res->key_authz_len);
+	ssize_t len = head_write(c, &h, out, HEAD_MAX);
+	if (len < 0) { /* cannot happen: a fixed set of short fields */
+		conn_abort_as(c, ACCESS_END_ERROR, "response head too large");
+		return;
+	}
+	x->resp->head_len = (uint64_t)len;
+	x->resp->body_len = head ? 0 : res->key_authz_len;
+	if (!head) {
+		memcpy(out + len, res->key_authz, res->key_authz_len);
+		len += (ssize_t)res->key_authz_len;
+	}
+	sock_out_commit(c->sock, (size_t)len);
+}
+
 static void respond_file(struct conn *c, const struct static_target *res)
 {
 	struct h1_exchange *x = h1_exchange_of(c);
@@ -307,6 +336,8 @@ void h1_on_request(struct conn *c)
 	h1_exchange_of(c)->resp->site = res->root;
 	if (res->status == STATIC_LIST_DIR) {
 		start_listing(c, res);
+	} else if (res->status == STATIC_ACME_CHALLENGE) {
+		respond_challenge(c, res);
 	} else if (res->status) {
 		respond_page(c, res->status, is_redirect(res->status) ? res->location : NULL, &res->extras);
 	} else {

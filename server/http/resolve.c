@@ -15,6 +15,7 @@
 #include "proto/path_rule.h"
 #include "proto/static_target.h"
 #include "proto/vhost.h"
+#include "server/core/acme_chal.h"
 #include "server/core/file.h"
 #include "server/core/filecache.h"
 #include "server/core/log.h"
@@ -130,6 +131,47 @@ static const struct site *pick_site(const struct server *srv, bool tls, unsigned
 	if (by_host < 0 || by_host == by_conn)
 		return &srv->sites[by_conn];
 	return NULL;
+}
+
+bool resolve_challenge(const struct server *srv, bool tls, unsigned conn_site,
+		       const struct static_ask *ask, struct static_target *out)
+{
+	static const char prefix[] = "/.well-known/acme-challenge/";
+	const size_t pl = sizeof(prefix) - 1;
+	const char *t = ask->target;
+	size_t tl = ask->target_len;
+	struct authority a;
+
+	/* Every request of every site passes here: one relaxed load while
+	 * no challenge is pending, a prefix compare while one is. */
+	if (!acme_chal_active() || !ask->host || tl == 0)
+		return false;
+	if (t[0] != '/') { /* absolute-form: its path */
+		enum target_scheme scheme;
+		const char *auth;
+		size_t auth_len;
+		long skip = target_split(t, tl, &scheme, &auth, &auth_len);
+		if (skip < 0)
+			return false;
+		t += skip;
+		tl -= (size_t)skip;
+	}
+	/* The token as sent: base64url needs no %-encoding, and a validator
+	 * sends none (anything after it, a query too, is no token). */
+	if (tl <= pl || memcmp(t, prefix, pl) != 0 ||
+	    authority_parse(ask->host, ask->host_len, &a) < 0)
+		return false;
+	int n = acme_chal_http(a.host, a.host_len, t + pl, tl - pl, out->key_authz,
+			       sizeof(out->key_authz));
+	if (n < 0)
+		return false;
+	out->status = STATIC_ACME_CHALLENGE;
+	out->key_authz_len = (size_t)n;
+	out->fd = -1;
+	out->mem = NULL;
+	out->extras = (struct resp_extras){0}; /* the CA's, not the site's content */
+	out->root = pick_site(srv, tls, conn_site, ask->host, ask->host_len);
+	return true;
 }
 
 /* The port of the first TLS listener, for an https:// URL ("" for 443 or

@@ -36,6 +36,16 @@ void resolve_target(const struct server *srv, struct filecache *fc, int64_t now_
 		    unsigned conn_site, const uint8_t *client, const struct static_ask *ask,
 		    struct static_target *out);
 
+/* ACME's HTTP-01 (RFC 8555 8.3; server/core/acme_chal.h): whether ask is
+ * GET or HEAD (the caller checked) of /.well-known/acme-challenge/TOKEN
+ * from a CA validating ask->host (its port stripped) by that token. Then
+ * out says STATIC_ACME_CHALLENGE with the key authorization, and the site
+ * the request names (NULL: misdirected, the answer goes all the same);
+ * else out is untouched and the request goes on as any other: a miss says
+ * nothing of which tokens are pending. */
+bool resolve_challenge(const struct server *srv, bool tls, unsigned conn_site,
+		       const struct static_ask *ask, struct static_target *out);
+
 /* The index in srv->sites of a connection's site: the one its TLS SNI
  * names, else the default (0). */
 unsigned resolve_conn_site(const struct server *srv, const char *sni);

@@ -124,6 +124,22 @@ START_TEST(listing)
 }
 END_TEST
 
+/* An ACME HTTP-01 answer: text/plain, and no cache keeps it. */
+START_TEST(challenge)
+{
+	struct resp_head h;
+	char out[1024];
+
+	resp_head_challenge(&h, DATE, 87);
+	ck_assert_int_gt(resp_head_h1(&h, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "HTTP/1.1 200 OK\r\nServer: ktlsd\r\nDate: " DATE "\r\n"
+			      "Content-Type: text/plain\r\nContent-Length: 87\r\n"
+			      "Cache-Control: no-store\r\n\r\n");
+	ck_assert_str_eq(resp_name_h2(h.f[4].name), "cache-control");
+	ck_assert_str_eq(h.status_text, "200");
+}
+END_TEST
+
 /* A site's Cache-Control replaces the listing's own no-cache: one field,
  * never two that contradict; its other fields are added as they are. */
 START_TEST(listing_site_cache_control)
@@ -218,6 +234,7 @@ int main(void)
 	tcase_add_test(tc, not_modified_has_no_length);
 	tcase_add_test(tc, pages);
 	tcase_add_test(tc, listing);
+	tcase_add_test(tc, challenge);
 	tcase_add_test(tc, room);
 	tcase_add_test(tc, listing_site_cache_control);
 	tcase_add_test(tc, sidecar_fields);
