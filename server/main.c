@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -13,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "server/acme/acme.h"
+#include "server/acme/acme_store.h"
 #include "server/core/access_log.h"
 #include "server/net/addr_limit.h"
 #include "server/check.h"
@@ -162,6 +165,20 @@ static int run(struct run *r, sigset_t *sigs)
 			goto out;
 	if (cfg->nstatus_listen && status_listen_open(&status, &cfg->status_listen) < 0)
 		goto out;
+	if (acme_wanted(cfg)) {
+		char err[PATH_MAX + 128];
+		/* As root, while the folder can still be made and given to
+		 * the user; the client writes it as the user, after. */
+		if (acme_store_prepare(cfg->acme_dir, cfg->user, err, sizeof(err)) < 0) {
+			log_msg(LOG_ERROR, "acme: %s", err);
+			goto out;
+		}
+		if (cfg->user && strcmp(cfg->user, "nobody") == 0)
+			log_msg(LOG_WARN, "acme: --user nobody: every other daemon running as nobody "
+					  "can read the account and certificate keys in %s; a user "
+					  "of ktlsd's own is safer (adduser --system ktlsd)",
+				cfg->acme_dir);
+	}
 	if (drop_privileges(r) < 0)
 		goto out;
 	for (; started < n; started++) {
@@ -187,6 +204,8 @@ static int run(struct run *r, sigset_t *sigs)
 		log_msg(LOG_INFO, "metrics on http://%s/metrics and /status",
 			cfg->status_listen.text);
 	}
+	if (acme_wanted(cfg) && acme_start(&r->acme, cfg, pthread_self(), SIGNAL_ACME_RELOAD) < 0)
+		goto out;
 	{
 		char what[PATH_MAX + 64];
 		notify_send(&r->notify, "READY=1\nSTATUS=serving %s with %u workers",
@@ -208,6 +227,8 @@ out:
 	}
 	/* Up until now, so that a scrape during the grace period works. */
 	status_listen_stop(&status);
+	acme_stop(r->acme);
+	r->acme = NULL;
 	free(workers);
 	addr_limit_free(conn_limits); /* no worker runs any more */
 	addr_rate_free(req_rates);

@@ -85,7 +85,9 @@ void privsep_gather(struct conf_files *cf, const struct config *cfg)
 		int fd = sites[i]->root ? conf_files_open_dir(cf, sites[i]->root) : -1;
 		if (fd >= 0)
 			close(fd);
-		for (size_t j = 0; j < sites[i]->ncerts; j++) {
+		/* An --acme on site's bundle lies in the service user's
+		 * folder: root does not read it for them (acme_bundle.h). */
+		for (size_t j = 0; !sites[i]->acme && j < sites[i]->ncerts; j++) {
 			gather_file(cf, sites[i]->certs[j].cert_file);
 			gather_file(cf, sites[i]->certs[j].key_file);
 		}

@@ -107,3 +107,40 @@ const struct server *reload_configuration(struct run *r, const struct server *cu
 	log_set_level(next->cfg->log_level);
 	return next;
 }
+
+/* The ACME client stored a new certificate (SIGRTMIN+1): the running
+ * configuration built again with its files read again, the configuration
+ * file untouched, so that a renewal neither waits for an operator's SIGHUP
+ * nor applies what they are half-way through editing. Under --user the
+ * helper reads the files (the configuration on disk names; the running
+ * one's are among them unless an edit removed one, and then the build
+ * says which and the certificate waits for the SIGHUP that edit needs). */
+const struct server *reload_certificates(struct run *r, const struct server *cur,
+					  struct worker *workers, unsigned n)
+{
+	struct conf_files received, *cf = NULL;
+	struct server *next = NULL;
+
+	if (r->helper.fd >= 0) {
+		int rc = privsep_reload(&r->helper, &received);
+		if (rc < 0) {
+			log_msg(LOG_ERROR, "acme: certificate reload: the privileged helper did not "
+					   "send the files (%s); new connections keep the old "
+					   "certificate",
+				strerror(-rc));
+			return NULL;
+		}
+		cf = &received;
+	}
+	if (server_new_certs(&next, cur, cf) < 0)
+		next = NULL;
+	if (cf)
+		conf_files_free(cf);
+	if (!next)
+		return NULL;
+	for (unsigned i = 0; i < n; i++)
+		worker_request_reload(&workers[i], next);
+	log_msg(LOG_INFO, "acme: certificates reloaded; new connections use them, those in "
+			  "flight finish with theirs");
+	return next;
+}

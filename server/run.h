@@ -12,6 +12,7 @@
 #include "server/notify.h"
 #include "server/privsep.h"
 
+struct acme_client;
 struct server;
 struct status_listen;
 struct worker;
@@ -25,6 +26,7 @@ struct run {
 	struct notify notify;
 	int argc;
 	char **argv;
+	struct acme_client *acme;         /* the ACME client's thread (NULL: no --acme on site) */
 };
 
 /* main.c: at exit, the pid file and the Unix sockets bound here go (by the
@@ -45,5 +47,14 @@ void signals_serve(struct run *r, sigset_t *sigs, struct worker *workers, unsign
  * after one logged reason (the running one stays). */
 const struct server *reload_configuration(struct run *r, const struct server *cur,
 					   struct worker *workers, unsigned n);
+/* reload.c: the certificates read again for the running configuration
+ * (the ACME client's SIGNAL_ACME_RELOAD), handed to the workers; or NULL
+ * after one logged reason. */
+const struct server *reload_certificates(struct run *r, const struct server *cur,
+					  struct worker *workers, unsigned n);
+
+/* The signal the ACME client's thread sends the main thread when it has
+ * stored a certificate (server/acme/acme.h). */
+#define SIGNAL_ACME_RELOAD (SIGRTMIN + 1)
 
 #endif

@@ -13,6 +13,7 @@
 #include "server/core/access_log.h"
 #include "server/core/file_create.h"
 #include "server/core/log.h"
+#include "server/acme/acme.h"
 #include "server/core/page_guard.h"
 #include "server/notify.h"
 #include "server/privsep.h"
@@ -86,6 +87,7 @@ void signals_take(sigset_t *sigs)
 	sigaddset(sigs, SIGQUIT);
 	sigaddset(sigs, SIGHUP);
 	sigaddset(sigs, SIGUSR1);
+	sigaddset(sigs, SIGNAL_ACME_RELOAD);
 	for (size_t i = 0; i < sizeof(ignored_signals) / sizeof(ignored_signals[0]); i++)
 		sigaddset(sigs, ignored_signals[i]);
 	pthread_sigmask(SIG_BLOCK, sigs, NULL);
@@ -154,6 +156,15 @@ void signals_serve(struct run *r, sigset_t *sigs, struct worker *workers, unsign
 			sig = -1;
 		if (drain_until && !stopping && sig == -1 && monotonic_ms() >= drain_until)
 			sig = SIGTERM; /* the drain is over: stop now (a second SIGTERM cuts it short) */
+		if (sig == SIGNAL_ACME_RELOAD) {
+			const struct server *next =
+			    stopping ? NULL : reload_certificates(r, *current, workers, n);
+			if (next) {
+				server_put(*current);
+				*current = next;
+			}
+			continue;
+		}
 		switch (sig) {
 		case -1:
 			break;
@@ -196,6 +207,11 @@ void signals_serve(struct run *r, sigset_t *sigs, struct worker *workers, unsign
 			if (next) {
 				server_put(*current);
 				*current = next;
+				if (r->acme)
+					acme_reconfigure(r->acme, next->cfg);
+				else if (acme_wanted(next->cfg))
+					acme_start(&r->acme, next->cfg, pthread_self(),
+						   SIGNAL_ACME_RELOAD);
 			}
 			char what[PATH_MAX + 64];
 			notify_send(&r->notify, "READY=1\nSTATUS=serving %s with %u workers; %s",

@@ -36,6 +36,10 @@ void config_site_inherit(struct config_site *site, const struct config_site *top
 /* A site's own checks (a root, cert and key in pairs): 0, or -1 after one
  * line to errfp. */
 int config_site_check(const struct config_site *site, FILE *errfp);
+/* config_acme.c: each --acme on site's certificate becomes its bundle in
+ * --acme-dir, after the checks an order needs: 0, or -1 after one line to
+ * errfp. */
+int config_acme_complete(struct config *cfg, FILE *errfp);
 /* No server name claimed twice: 0, or -1 after one line to errfp. */
 int config_sites_check_names(const struct config *cfg, FILE *errfp);
 

@@ -17,6 +17,8 @@
 #define SYSCONFDIR "/usr/local/etc"
 #endif
 #define CONFIG_DEFAULT_FILE SYSCONFDIR "/ktlsd/ktlsd.conf"
+/* The unit's StateDirectory=ktlsd, plus acme/ (systemd/ktlsd.service.in). */
+#define ACME_DIR_DEFAULT "/var/lib/ktlsd/acme"
 
 #define CONFIG_MAX_LISTEN 16
 #define CONFIG_MAX_CERTS 4
@@ -98,6 +100,8 @@ struct config_site {
 	struct config_path *paths;       /* its [path] sections */
 	size_t npaths;
 	bool https_redirect;             /* --https-redirect on|off: plain HTTP gets a 301 */
+	bool acme;                       /* --acme on|off: certificates from --acme-ca */
+	const char *acme_dir;            /* with acme: the config's --acme-dir (borrowed) */
 };
 
 struct config {
@@ -159,7 +163,19 @@ struct config {
 	int log_level;                   /* --log-level error|warn|info|debug: enum config_log_level */
 	char *pid_file;                  /* --pid-file FILE; NULL = none */
 	char *user;                      /* --user USER: drop root after binding; NULL = stay */
+
+	/* ACME (the sites with --acme on) */
+	char *acme_ca;                   /* --acme-ca URL: the CA's directory */
+	char *acme_ca_cert;              /* --acme-ca-cert FILE; NULL = the system's trust store */
+	char *acme_dir;                  /* --acme-dir DIR: accounts, certificates, their state */
+	char *acme_email;                /* --acme-email ADDRESS; NULL = no contact */
+	bool acme_terms_agreed;          /* --acme-terms-agreed on|off */
+	int acme_challenge;              /* --acme-challenge auto|http-01|tls-alpn-01: enum config_acme_challenge */
+	char *acme_eab;                  /* --acme-eab "KID FILE"; NULL = none */
 };
+
+/* --acme-challenge, in the placeholder's order. */
+enum config_acme_challenge { CONFIG_ACME_AUTO, CONFIG_ACME_HTTP01, CONFIG_ACME_TLSALPN01 };
 
 enum config_result {
 	CONFIG_RUN = 0,      /* start the server */

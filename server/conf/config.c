@@ -621,6 +621,8 @@ static int finish(struct config *cfg, FILE *errfp)
 			return -1;
 		}
 	}
+	if (config_acme_complete(cfg, errfp))
+		return -1;
 	return config_sites_check_names(cfg, errfp);
 }
 

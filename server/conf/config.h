@@ -48,6 +48,14 @@ size_t config_served_sites(const struct config *cfg, const struct config_site **
 const char *config_site_label(const struct config_site *site, const char *opt, char *buf,
 			      size_t len);
 
+/* The --acme on site's exact server names (its wildcards left out), into
+ * out (room for CONFIG_MAX_SERVER_NAMES): how many. */
+size_t config_acme_names(const struct config_site *site, const char **out);
+/* "ACME_DIR/sites/NAME" (NAME "_top" for the top level's site): where the
+ * ACME client keeps the site's bundle and state. 0, or -1 when too long. */
+int config_acme_site_dir(const struct config *cfg, const struct config_site *site, char *buf,
+			 size_t len);
+
 /* For a SIGHUP: what only a restart can change keeps its running value in
  * new, and say() hears each such setting in one line ("--workers stays 2
  * until a restart (the configuration says 3)"), so the rest of new still

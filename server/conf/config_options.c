@@ -3,7 +3,7 @@
 #include <string.h>
 
 static const char *const group_names[G_COUNT] = {"General", "TLS", "HTTP limits and timeouts",
-						 "Logging"};
+						 "Logging", "Certificates from an ACME CA"};
 
 #define OPT(n, v, t, g, o, d, h, ...)                                                              \
 	{                                                                                          \
@@ -244,6 +244,39 @@ const struct opt config_options[] = {
     OPT("log-level", "error|warn|info|debug", T_ENUM, G_LOG, OFF(log_level), "info",
         "Least severe message to log."),
     OPT("pid-file", "FILE", T_STRING, G_LOG, OFF(pid_file), NULL, "Write the process id to FILE (never through a symbolic link); it is removed at exit."),
+
+    OPT("acme", "on|off", T_BOOL, G_ACME, SITE_OFF(acme), "off",
+        "Get the site's certificate from --acme-ca and renew it, for its exact server "
+        "names (wildcards need DNS-01, which ktlsd does not do: they are left out). The "
+        "certificate is kept in --acme-dir and served from the first connection after a "
+        "restart; until the CA issues the first one, the site serves a self-signed "
+        "placeholder that says so. A site with acme on names no cert or key of its own.",
+        .site = true),
+    OPT("acme-ca", "URL", T_STRING, G_ACME, OFF(acme_ca),
+        "https://acme-v02.api.letsencrypt.org/directory",
+        "The ACME directory of the CA (https:// only), e.g. Let's Encrypt's staging "
+        "https://acme-staging-v02.api.letsencrypt.org/directory while trying things out."),
+    OPT("acme-ca-cert", "FILE", T_STRING, G_ACME, OFF(acme_ca_cert), NULL,
+        "CA certificates (PEM) to verify the ACME server by, for a private CA (step-ca, "
+        "pebble); the system's trust store unless given."),
+    OPT("acme-dir", "DIR", T_STRING, G_ACME, OFF(acme_dir), ACME_DIR_DEFAULT,
+        "Where the account keys, certificates and their state are kept: made mode 0700 "
+        "at start, owned by --user, and written by nobody else. Keep it across restarts: "
+        "a CA limits how often it issues the same names."),
+    OPT("acme-email", "ADDRESS", T_STRING, G_ACME, OFF(acme_email), NULL,
+        "The account's contact, for the CA's expiry and policy mail; none unless given."),
+    OPT("acme-terms-agreed", "on|off", T_BOOL, G_ACME, OFF(acme_terms_agreed), "off",
+        "Agree to the CA's terms of service. A CA that has terms makes no account without "
+        "this; the error log then gives their URL."),
+    OPT("acme-challenge", "auto|http-01|tls-alpn-01", T_ENUM, G_ACME, OFF(acme_challenge), "auto",
+        "How the CA checks that the names are this server's: http-01 asks port 80 for "
+        "/.well-known/acme-challenge/ (needs a --listen-plain the CA reaches there), "
+        "tls-alpn-01 asks port 443 for a handshake (needs a --listen there); auto is "
+        "http-01 when there is a --listen-plain, else tls-alpn-01. The workers answer "
+        "either without blocking."),
+    OPT("acme-eab", "\"KID FILE\"", T_STRING, G_ACME, OFF(acme_eab), NULL,
+        "External account binding, for CAs that want it (ZeroSSL, Google Trust Services): "
+        "the key id the CA gave and a file holding its MAC key, base64url."),
     OPT("user", "USER", T_STRING, G_GENERAL, OFF(user), NULL,
         "After binding the listeners and reading the keys, run as USER with no capability; a "
         "privileged helper process stays root only to read the files a reload needs and to "
@@ -386,8 +419,8 @@ const char config_file_rules[] =
     "next one or at the end of the file; in it go the options that may differ between\n"
     "sites: server-name, root, cert, key, header, mime-type, precompressed, autoindex,\n"
     "autoindex-max-entries, https-redirect, error-page, limit-req, limit-conn,\n"
-    "limit-rate and limit-rate-after. A section takes what it does not set (but server names) from\n"
-    "the lines above the first section and the flags.\n"
+    "limit-rate, limit-rate-after and acme. A section takes what it does not set\n"
+    "(but server names) from the lines above the first section and the flags.\n"
     "\n"
     "Per folder: a line \"[path PREFIX]\" (PREFIX starting with '/') starts a section\n"
     "for the requests beneath PREFIX of the site above it (the top level's before any\n"

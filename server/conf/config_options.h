@@ -38,7 +38,7 @@ enum opt_type {
 	T_FLAG,      /* bool set by the bare flag (--check): takes no value */
 };
 
-enum opt_group { G_GENERAL, G_TLS, G_HTTP, G_LOG, G_COUNT };
+enum opt_group { G_GENERAL, G_TLS, G_HTTP, G_LOG, G_ACME, G_COUNT };
 
 struct opt {
 	const char *name;

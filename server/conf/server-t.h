@@ -24,6 +24,9 @@ struct conn_proto;
 struct server {
 	atomic_uint refs;            /* server_get, server_put */
 	struct config *owned_cfg;    /* freed with it (a reload's); NULL: main's, at start */
+	/* A certificate reload (server_new_certs) moved owned_cfg to a newer
+	 * server, which this one keeps (its cfg is that one's). */
+	const struct server *cfg_keeper;
 	const struct config *cfg;
 	/* [0] serves requests that name no site (the top level's when it has
 	 * a root, else the first section's); the rest in the config's order. */

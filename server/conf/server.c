@@ -12,11 +12,33 @@
 #include "server/conf/conf_files.h"
 #include "server/conf/file_read.h"
 #include "server/conf/site_certs.h"
+#include "ktls/tls_cert_facts.h"
+#include "server/core/acme_chal.h"
+#include "server/core/cert_status.h"
 #include "server/core/log.h"
 
 static int site_of_name(const void *arg, const char *name, size_t len)
 {
 	return vhost_find(arg, name, len);
+}
+
+static SSL_CTX *acme_ctx_of_name(const void *arg, const char *name, size_t len)
+{
+	(void)arg;
+	return acme_chal_alpn(name, len);
+}
+
+/* Whether a TLS-ALPN-01 validation may come: a site gets its certificate
+ * from an ACME CA, by a challenge that is not HTTP-01 only. Otherwise
+ * ClientHellos are not looked at for one. */
+static bool acme_alpn_wanted(const struct server *srv)
+{
+	if (srv->cfg->acme_challenge == CONFIG_ACME_HTTP01)
+		return false;
+	for (size_t i = 0; i < srv->nsites; i++)
+		if (srv->sites[i].cfg->acme)
+			return true;
+	return false;
 }
 
 static void fill_tls_settings(struct server *srv)
@@ -32,6 +54,10 @@ static void fill_tls_settings(struct server *srv)
 	t->nsites = srv->nsites;
 	t->site_of = site_of_name;
 	t->site_arg = &srv->names;
+	if (acme_alpn_wanted(srv)) {
+		t->acme_active = acme_chal_active;
+		t->acme_ctx_of = acme_ctx_of_name;
+	}
 	t->protocols = cfg->tls_protocols;
 	t->tls13_ciphersuites = cfg->tls13_ciphersuites;
 	t->tls12_ciphers = cfg->tls12_ciphers;
@@ -50,8 +76,11 @@ static void fill_tls_settings(struct server *srv)
  * SIGHUP (a running server to fall back to) the same reason, saying that
  * the running configuration stays. One line either way. */
 #define KEEPING "; keeping the running configuration"
+/* Which reload it is (the main thread alone builds servers). */
+static const char *reload_name = "SIGHUP";
 #define build_error(cur, fmt, ...)                                                                 \
-	log_msg(LOG_ERROR, "%s" fmt "%s", (cur) ? "SIGHUP: " : "", __VA_ARGS__, (cur) ? KEEPING : "")
+	log_msg(LOG_ERROR, "%s%s" fmt "%s", (cur) ? reload_name : "", (cur) ? ": " : "",         \
+		__VA_ARGS__, (cur) ? KEEPING : "")
 
 /* Decides the kernel TLS policy; a refusal is a one-line reason. What the
  * machine offers is probed once: a reload reuses the running server's
@@ -237,6 +266,22 @@ static int build(struct server *srv, const struct server *cur, struct conf_files
 	return 0;
 }
 
+/* The sites' certificates for the metrics (cert_status.h): the earliest
+ * notAfter of each. */
+static void publish_certs(const struct server *srv)
+{
+	cert_status_begin();
+	for (size_t i = 0; i < srv->nsites; i++) {
+		const struct site *s = &srv->sites[i];
+		time_t first = 0, t;
+
+		for (size_t j = 0; j < s->ncerts; j++)
+			if (tls_cert_not_after(&s->certs[j], &t) == 0 && (!first || t < first))
+				first = t;
+		cert_status_site(s->stat_slot, first, s->cfg->acme, s->acme_placeholder);
+	}
+}
+
 int server_new(struct server **out, struct config *cfg, bool owns_cfg, const struct server *cur,
 	       struct conf_files *cf)
 {
@@ -260,7 +305,28 @@ int server_new(struct server **out, struct config *cfg, bool owns_cfg, const str
 		return rc;
 	}
 	srv->owned_cfg = owns_cfg ? cfg : NULL;
+	publish_certs(srv);
 	*out = srv;
+	return 0;
+}
+
+int server_new_certs(struct server **out, const struct server *cur, struct conf_files *cf)
+{
+	struct server *owner = (struct server *)cur;
+	int rc;
+
+	reload_name = "acme: certificate reload";
+	rc = server_new(out, (struct config *)cur->cfg, false, cur, cf);
+	reload_name = "SIGHUP";
+	if (rc < 0 || !owner->owned_cfg)
+		return rc; /* main's start configuration lives until exit */
+	/* The configuration moves to the newest server, which the older one
+	 * keeps alive: older keeps newer, never the reverse, so a chain of
+	 * renewals frees each server with its last connection. The fields
+	 * are the main thread's; workers read neither. */
+	(*out)->owned_cfg = owner->owned_cfg;
+	owner->owned_cfg = NULL;
+	owner->cfg_keeper = server_get(*out);
 	return 0;
 }
 
@@ -288,5 +354,7 @@ void server_put(const struct server *csrv)
 		config_free(srv->owned_cfg);
 		free(srv->owned_cfg);
 	}
+	const struct server *keeper = srv->cfg_keeper;
 	free(srv);
+	server_put(keeper);
 }

@@ -30,6 +30,13 @@ struct conf_files;
  * -ENOMEM, -EIO; cfg stays the caller's then. */
 int server_new(struct server **out, struct config *cfg, bool owns_cfg, const struct server *cur,
 	       struct conf_files *cf);
+/* A certificate-only reload (the ACME client stored a new one): a server
+ * built from cur's own configuration, files read again through cf (the
+ * bundles of --acme on sites always from their folder), nothing of the
+ * configuration file read. The new server takes over cur's configuration
+ * and cur keeps it alive. 0 or -errno as server_new, failures logged as
+ * "acme: certificate reload: ...". */
+int server_new_certs(struct server **out, const struct server *cur, struct conf_files *cf);
 
 /* One more reference, for a worker or a connection (any thread). */
 const struct server *server_get(const struct server *srv);

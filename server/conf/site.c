@@ -1,11 +1,13 @@
 #include "server/conf/site.h"
 
+#include "server/conf/acme_bundle.h"
 #include "server/conf/conf_files.h"
 #include "server/conf/config.h"
 #include "server/conf/config_value.h"
 #include "server/conf/file_read.h"
 #include "ktls/tls.h"
 #include "proto/path.h"
+#include "server/core/log.h"
 #include "server/core/stats.h"
 
 #include <ctype.h>
@@ -235,6 +237,39 @@ static int read_pair(struct tls_cert_pair *p, struct conf_files *cf, char *err, 
 	return 0;
 }
 
+/* A --acme on site's one pair: its bundle, read by the server itself and
+ * never through cf (acme_bundle.h), or a placeholder until the CA issues. */
+static int read_acme_bundle(struct site *s, char *err, size_t errlen)
+{
+	struct tls_cert_pair *p = &s->certs[0];
+	char why[512];
+	bool placeholder;
+	int rc = acme_bundle_read(s->cfg, &p->cert_pem, &p->cert_len, &placeholder, why,
+				  sizeof(why));
+
+	p->cert_file = s->cfg->certs[0].cert_file;
+	p->key_file = s->cfg->certs[0].key_file;
+	s->ncerts = 1;
+	if (rc < 0) {
+		snprintf(err, errlen, "acme: %s: no placeholder certificate: %s",
+			 s->cfg->name ? s->cfg->name : "the top level's site", strerror(-rc));
+		return rc;
+	}
+	p->key_pem = malloc(p->cert_len + 1);
+	if (!p->key_pem) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(p->key_pem, p->cert_pem, p->cert_len + 1);
+	p->key_len = p->cert_len;
+	s->acme_placeholder = placeholder;
+	if (placeholder)
+		log_msg(LOG_WARN, "acme: site %s: no certificate yet (%s); serving a self-signed "
+				  "placeholder until the CA issues one",
+			s->cfg->name ? s->cfg->name : "_top", why[0] ? why : "none stored");
+	return 0;
+}
+
 int site_build(struct site *s, const struct config_site *cfg, const struct mime_table *types,
 	       const char *mime_text, size_t mime_len, struct conf_files *cf, char *err,
 	       size_t errlen)
@@ -262,7 +297,13 @@ int site_build(struct site *s, const struct config_site *cfg, const struct mime_
 	s->stat_slot = stats_site_slot(cfg->name);
 	s->root.dev = (uint64_t)st.st_dev;
 	s->root.ino = (uint64_t)st.st_ino;
-	for (size_t i = 0; i < cfg->ncerts; i++) {
+	if (cfg->acme)
+		rc = read_acme_bundle(s, err, errlen);
+	else
+		rc = 0;
+	if (rc < 0)
+		return rc;
+	for (size_t i = cfg->acme ? 1 : 0; i < cfg->ncerts; i++) {
 		s->certs[i].cert_file = cfg->certs[i].cert_file;
 		s->certs[i].key_file = cfg->certs[i].key_file;
 		s->ncerts++;

@@ -44,6 +44,7 @@ struct site {
 	struct path_rule *rules;      /* its [path] sections, for path_rule_match */
 	struct site_path *paths;      /* what they point into */
 	size_t npaths;
+	bool acme_placeholder;        /* --acme on, no certificate issued yet */
 };
 
 /* Opens the root, reads the certificates and keys through cf (conf_files.h:

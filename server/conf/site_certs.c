@@ -50,7 +50,9 @@ static unsigned check_expiry(const struct site *sites, size_t si, time_t now, bo
 				"%s %s: expired on %s (%lld days ago): clients refuse it", what,
 				p->cert_file, end, (long long)((now - t) / DAY_S));
 			errors += strict;
-		} else if (t - now < (time_t)SITE_CERTS_WARN_DAYS * DAY_S) {
+		} else if (t - now < (time_t)SITE_CERTS_WARN_DAYS * DAY_S && !s->cfg->acme) {
+			/* (An --acme on site's is renewed before then by the
+			 * client, which says so when it cannot.) */
 			log_msg(LOG_WARN, "%s %s: expires on %s, in %lld days", what, p->cert_file,
 				end, (long long)((t - now) / DAY_S));
 		}
@@ -88,8 +90,11 @@ unsigned site_certs_check(const struct site *sites, size_t n, time_t now, bool s
 {
 	unsigned errors = 0;
 
+	/* A placeholder's dates and names say nothing: the ACME client
+	 * replaces it (site_build said so already). */
 	for (size_t i = 0; i < n; i++)
-		errors += check_expiry(sites, i, now, strict) + check_names(&sites[i], strict);
+		if (!sites[i].acme_placeholder)
+			errors += check_expiry(sites, i, now, strict) + check_names(&sites[i], strict);
 	return errors;
 }
 

@@ -210,7 +210,7 @@ static uint64_t word_at(const struct worker_snapshot *s, size_t off, size_t i)
 /* ---- Prometheus ---- */
 
 /* A label value as the text format wants it: \, " and newline escaped. */
-static void label_value(struct metrics_buf *b, const char *s)
+void metrics_label_value(struct metrics_buf *b, const char *s)
 {
 	for (; *s; s++) {
 		if (*s == '\\' || *s == '"')
@@ -222,8 +222,8 @@ static void label_value(struct metrics_buf *b, const char *s)
 	}
 }
 
-static void family_head(struct metrics_buf *b, const char *name, const char *type,
-			const char *help)
+void metrics_family_head(struct metrics_buf *b, const char *name, const char *type,
+			 const char *help)
 {
 	metrics_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
@@ -232,7 +232,7 @@ static void family(struct metrics_buf *b, const struct family *f, const struct m
 {
 	unsigned n1 = f->d1 ? f->d1->n : 1, n2 = f->d2 ? f->d2->n : 1;
 
-	family_head(b, f->name, f->type, f->help);
+	metrics_family_head(b, f->name, f->type, f->help);
 	for (unsigned w = 0; w < v->nworkers; w++) {
 		for (unsigned i = 0; i < n1; i++) {
 			for (unsigned j = 0; j < n2; j++) {
@@ -276,7 +276,7 @@ static void sites_prometheus(struct metrics_buf *b, const struct worker_snapshot
 {
 	char code[8];
 
-	family_head(b, "ktlsd_site_responses_total", "counter",
+	metrics_family_head(b, "ktlsd_site_responses_total", "counter",
 		    "Responses by site (its [site NAME]; \"-\": the top level's, and requests "
 		    "refused before they named one) and status code (\"other\": codes not named), "
 		    "counted when they end.");
@@ -286,21 +286,21 @@ static void sites_prometheus(struct metrics_buf *b, const struct worker_snapshot
 		for (unsigned i = 0; i < STAT_CODES; i++) {
 			code_name(i, code);
 			metrics_printf(b, "ktlsd_site_responses_total{site=\"");
-			label_value(b, stats_site_name(s));
+			metrics_label_value(b, stats_site_name(s));
 			metrics_printf(b, "\",code=\"%s\"} %llu\n", code,
 				       (unsigned long long)total->stats.sites[s].codes[i]);
 		}
 	}
-	family_head(b, "ktlsd_site_body_bytes_total", "counter",
+	metrics_family_head(b, "ktlsd_site_body_bytes_total", "counter",
 		    "Response body bytes sent, by site (nginx's $body_bytes_sent).");
 	for (unsigned s = 0; s < STAT_SITES; s++) {
 		if (!site_shown(total, s))
 			continue;
 		metrics_printf(b, "ktlsd_site_body_bytes_total{site=\"");
-		label_value(b, stats_site_name(s));
+		metrics_label_value(b, stats_site_name(s));
 		metrics_printf(b, "\"} %llu\n", (unsigned long long)total->stats.sites[s].body_bytes);
 	}
-	family_head(b, "ktlsd_site_request_duration_seconds", "histogram",
+	metrics_family_head(b, "ktlsd_site_request_duration_seconds", "histogram",
 		    "From a request's head to its response's last byte taken by the socket, by "
 		    "site (the access log's request time).");
 	for (unsigned s = 0; s < STAT_SITES; s++) {
@@ -312,7 +312,7 @@ static void sites_prometheus(struct metrics_buf *b, const struct worker_snapshot
 		for (unsigned i = 0; i < STAT_LATENCY_BUCKETS; i++) {
 			cum += st->latency[i];
 			metrics_printf(b, "ktlsd_site_request_duration_seconds_bucket{site=\"");
-			label_value(b, stats_site_name(s));
+			metrics_label_value(b, stats_site_name(s));
 			if (stat_latency_bounds_ms[i] == UINT64_MAX)
 				metrics_printf(b, "\",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
 			else
@@ -321,17 +321,17 @@ static void sites_prometheus(struct metrics_buf *b, const struct worker_snapshot
 					       (unsigned long long)cum);
 		}
 		metrics_printf(b, "ktlsd_site_request_duration_seconds_sum{site=\"");
-		label_value(b, stats_site_name(s));
+		metrics_label_value(b, stats_site_name(s));
 		metrics_printf(b, "\"} %.3f\n", st->latency_ms / 1000.0);
 		metrics_printf(b, "ktlsd_site_request_duration_seconds_count{site=\"");
-		label_value(b, stats_site_name(s));
+		metrics_label_value(b, stats_site_name(s));
 		metrics_printf(b, "\"} %llu\n", (unsigned long long)cum);
 	}
 }
 
 /* "name" as a JSON string: a site's name holds no control byte, '"' nor
  * '\' (config.c refuses them), escaped all the same. */
-static void json_string(struct metrics_buf *b, const char *s)
+void metrics_json_string(struct metrics_buf *b, const char *s)
 {
 	metrics_printf(b, "\"");
 	for (; *s; s++) {
@@ -357,7 +357,7 @@ static void sites_json(struct metrics_buf *b, const struct worker_snapshot *tota
 			continue;
 		metrics_printf(b, "%s", first ? "" : ",");
 		first = false;
-		json_string(b, stats_site_name(s));
+		metrics_json_string(b, stats_site_name(s));
 		metrics_printf(b, ":{\"responses\":{");
 		for (unsigned i = 0; i < STAT_CODES; i++) {
 			code_name(i, code);
@@ -385,34 +385,34 @@ static void sites_json(struct metrics_buf *b, const struct worker_snapshot *tota
 
 void metrics_prometheus(struct metrics_buf *b, const struct metrics_view *v)
 {
-	family_head(b, "ktlsd_build_info", "gauge",
+	metrics_family_head(b, "ktlsd_build_info", "gauge",
 		    "Always 1; the labels say what runs: ktlsd's and OpenSSL's versions, and "
 		    "whether kernel TLS is used.");
 	metrics_printf(b, "ktlsd_build_info{version=\"");
-	label_value(b, v->version);
+	metrics_label_value(b, v->version);
 	metrics_printf(b, "\",openssl=\"");
-	label_value(b, v->openssl);
+	metrics_label_value(b, v->openssl);
 	metrics_printf(b, "\",kernel_tls=\"%s\"} 1\n", v->kernel_tls ? "on" : "off");
-	family_head(b, "ktlsd_start_time_seconds", "gauge",
+	metrics_family_head(b, "ktlsd_start_time_seconds", "gauge",
 		    "When ktlsd started, in seconds since the Unix epoch.");
 	metrics_printf(b, "ktlsd_start_time_seconds %.3f\n", v->start_time);
-	family_head(b, "ktlsd_uptime_seconds", "gauge", "Seconds since ktlsd started.");
+	metrics_family_head(b, "ktlsd_uptime_seconds", "gauge", "Seconds since ktlsd started.");
 	metrics_printf(b, "ktlsd_uptime_seconds %.3f\n", v->uptime);
-	family_head(b, "ktlsd_workers", "gauge", "Worker threads.");
+	metrics_family_head(b, "ktlsd_workers", "gauge", "Worker threads.");
 	metrics_printf(b, "ktlsd_workers %u\n", v->nworkers);
 
 	/* The names every Prometheus client library uses for its process. */
-	family_head(b, "process_open_fds", "gauge", "Open file descriptors.");
+	metrics_family_head(b, "process_open_fds", "gauge", "Open file descriptors.");
 	metrics_printf(b, "process_open_fds %llu\n", (unsigned long long)v->open_fds);
-	family_head(b, "process_max_fds", "gauge", "The open file descriptor limit.");
+	metrics_family_head(b, "process_max_fds", "gauge", "The open file descriptor limit.");
 	metrics_printf(b, "process_max_fds %llu\n", (unsigned long long)v->max_fds);
-	family_head(b, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+	metrics_family_head(b, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
 	metrics_printf(b, "process_resident_memory_bytes %llu\n",
 		       (unsigned long long)v->resident_bytes);
-	family_head(b, "process_cpu_seconds_total", "counter",
+	metrics_family_head(b, "process_cpu_seconds_total", "counter",
 		    "User and system CPU time spent, in seconds.");
 	metrics_printf(b, "process_cpu_seconds_total %.3f\n", v->cpu_seconds);
-	family_head(b, "process_start_time_seconds", "gauge",
+	metrics_family_head(b, "process_start_time_seconds", "gauge",
 		    "Start time of the process since the Unix epoch, in seconds.");
 	metrics_printf(b, "process_start_time_seconds %.3f\n", v->start_time);
 
@@ -423,6 +423,7 @@ void metrics_prometheus(struct metrics_buf *b, const struct metrics_view *v)
 	for (unsigned w = 0; w < v->nworkers; w++)
 		stats_add(&total, &v->workers[w]);
 	sites_prometheus(b, &total);
+	metrics_certs_prometheus(b, v);
 }
 
 /* ---- JSON ---- */
@@ -509,6 +510,7 @@ void metrics_json(struct metrics_buf *b, const struct metrics_view *v)
 	for (unsigned w = 0; w < v->nworkers; w++)
 		stats_add(&total, &v->workers[w]);
 	sites_json(b, &total);
+	metrics_certs_json(b, v);
 	metrics_printf(b, ",\"total\":{");
 	json_snapshot(b, &total);
 	metrics_printf(b, "},\"workers\":[");

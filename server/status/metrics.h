@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "server/core/cert_status.h"
 #include "server/core/stats-t.h"
 
 /* A growing text. An allocation that fails leaves failed set and the text
@@ -35,6 +36,10 @@ struct metrics_view {
 	double cpu_seconds;
 	unsigned nworkers;
 	const struct worker_snapshot *workers;
+	/* The sites' certificates and the ACME client's doings (NULL: not
+	 * shown), and the challenges the workers answered. */
+	const struct cert_status_all *certs;
+	uint64_t acme_http01, acme_alpn01;
 };
 
 /* Prometheus text format 0.0.4: per-worker series with a "worker" label
@@ -44,5 +49,17 @@ void metrics_prometheus(struct metrics_buf *out, const struct metrics_view *v);
 /* One JSON object: the process, the totals of all workers, and each
  * worker with the same members as the totals. */
 void metrics_json(struct metrics_buf *out, const struct metrics_view *v);
+
+/* The pieces metrics.c and metrics_certs.c share: a label value escaped
+ * for the text format, a family's HELP and TYPE lines, a JSON string. */
+void metrics_label_value(struct metrics_buf *b, const char *s);
+void metrics_family_head(struct metrics_buf *b, const char *name, const char *type,
+			 const char *help);
+void metrics_json_string(struct metrics_buf *b, const char *s);
+
+/* metrics_certs.c: the certificates' families (v->certs), and their
+ * "certificates" member of /status (with its leading comma). */
+void metrics_certs_prometheus(struct metrics_buf *b, const struct metrics_view *v);
+void metrics_certs_json(struct metrics_buf *b, const struct metrics_view *v);
 
 #endif

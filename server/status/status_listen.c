@@ -18,6 +18,8 @@
 
 #include "proto/httpdate.h"
 #include "proto/status.h"
+#include "server/core/acme_chal.h"
+#include "server/core/cert_status.h"
 #include "server/core/log.h"
 #include "server/status/metrics.h"
 #include "server/core/stats.h"
@@ -133,8 +135,16 @@ static int render(struct status_listen *sl, bool json, struct metrics_buf *body)
 	    .workers = snaps,
 	};
 
-	if (!snaps)
+	struct cert_status_all *certs = malloc(sizeof(*certs));
+
+	if (!snaps || !certs) {
+		free(snaps);
+		free(certs);
 		return -ENOMEM;
+	}
+	cert_status_read(certs);
+	v.certs = certs;
+	acme_chal_counts(&v.acme_http01, &v.acme_alpn01);
 	for (unsigned i = 0; i < sl->nworkers; i++)
 		sl->read(sl->read_arg, i, &snaps[i]);
 	process_view(&v);
@@ -143,6 +153,7 @@ static int render(struct status_listen *sl, bool json, struct metrics_buf *body)
 	else
 		metrics_prometheus(body, &v);
 	free(snaps);
+	free(certs);
 	return body->failed ? -ENOMEM : 0;
 }
 

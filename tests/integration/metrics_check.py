@@ -12,7 +12,9 @@ Run with /usr/bin/python3 (Debian's, which has python3-prometheus-client).
       "OK", or one "FAIL EXPR: got V" line per EXPR that never held. Also
       fails on a sample outside any typed family, a per-worker family whose
       sample lacks the worker label, a per-site one (ktlsd_site_*) whose
-      sample lacks its site or has a worker, or a missing ktlsd_build_info.
+      sample lacks its site or has a worker, a process-wide one
+      (ktlsd_certificate_*, ktlsd_acme_*) with a worker label, or a missing
+      ktlsd_build_info.
 
   metrics_check.py json SPORT
       GET /status: valid JSON; "total" is the sum of the "workers" at every
@@ -96,6 +98,12 @@ def scrape(sport):
             for s in f.samples:
                 if "site" not in s.labels or "worker" in s.labels:
                     problems.append("%s: a sample without its site, or with a worker" % s.name)
+                    break
+        elif f.name.startswith(("ktlsd_certificate_", "ktlsd_acme_")):
+            # Process-wide: one certificate per site, one ACME thread.
+            for s in f.samples:
+                if "worker" in s.labels:
+                    problems.append("%s: a process-wide sample with a worker" % s.name)
                     break
         elif f.name.startswith("ktlsd_") and f.name not in (
                 "ktlsd_build_info", "ktlsd_start_time_seconds", "ktlsd_uptime_seconds",

@@ -59,6 +59,7 @@ FLOORS = {
     "server/net": 2,     # the transport, pacing, connections per address
     "server/http": 3,    # connections, resolution, HTTP/1.1 and HTTP/2 glue, listings
     "server/status": 3,  # --status-listen and its metrics
+    "server/acme": 3,    # the ACME client: requests, orders, its thread, acme-dir
     "server": 4,         # the process: main, the worker's loop, privileges, systemd
 }
 TRANSPORT = re.compile(r"^server/net/sock[^/]*$")
