@@ -513,6 +513,29 @@ static int serial_hex(X509 *x, char *out, size_t outlen)
 	return rc;
 }
 
+/* RFC 9773 §4.1. The serial's content octets are its DER without the tag
+ * and length: a positive serial whose top bit is set keeps its leading
+ * zero byte (the RFC's example: 0x87654321 is "AIdlQyE"). */
+static void ari_cert_id(X509 *x, char *out, size_t outlen)
+{
+	const ASN1_OCTET_STRING *kid = X509_get0_authority_key_id(x);
+	unsigned char *der = NULL;
+	int dlen = i2d_ASN1_INTEGER(X509_get0_serialNumber(x), &der);
+
+	out[0] = '\0';
+	if (kid && kid->length > 0 && dlen > 2) {
+		/* tag, then a short or a long form length */
+		int hdr = der[1] < 0x80 ? 2 : 2 + (der[1] & 0x7f);
+		int k = hdr < dlen ? acme_b64url(kid->data, (size_t)kid->length, out, outlen) : -1;
+		if (k < 0 || (size_t)k + 2 > outlen ||
+		    acme_b64url(der + hdr, (size_t)(dlen - hdr), out + k + 1, outlen - (size_t)k - 1) < 0)
+			out[0] = '\0';
+		else
+			out[k] = '.';
+	}
+	OPENSSL_free(der);
+}
+
 static bool is_placeholder(X509 *x)
 {
 	char org[64];
@@ -552,6 +575,7 @@ static int check_leaf(const char *pem, size_t len, X509 *leaf, EVP_PKEY *key,
 		snprintf(err, errlen, "the certificate's dates or serial do not parse");
 		return -1;
 	}
+	ari_cert_id(leaf, info->ari_id, sizeof(info->ari_id));
 	info->placeholder = is_placeholder(leaf);
 	if (info->not_after <= info->not_before) {
 		snprintf(err, errlen, "the certificate's notAfter is not after its notBefore");

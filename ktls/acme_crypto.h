@@ -55,6 +55,10 @@ int acme_placeholder(const char *const *names, size_t n, char **bundle, size_t *
 struct acme_cert_info {
 	time_t not_before, not_after;
 	char serial[80];
+	/* RFC 9773 §4.1's certificate identifier: base64url(the Authority
+	 * Key Identifier's keyIdentifier) "." base64url(the serial's DER
+	 * content octets); "" when the leaf has no keyIdentifier. */
+	char ari_id[128];
 	bool placeholder;
 };
 int acme_cert_check(const char *pem, size_t len, EVP_PKEY *key, const char *const *names, size_t n,

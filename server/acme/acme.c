@@ -34,7 +34,14 @@ struct acme_site {
 	char names[CONFIG_MAX_SERVER_NAMES][256];
 	size_t nnames;
 	/* The schedule. */
-	time_t due;                          /* next attempt; 0 now */
+	time_t due;                          /* next attempt or look; 0 now */
+	time_t renew_at;                     /* the lifetime rule's, or ARI's */
+	/* ARI (RFC 9773): the stored certificate's identifier ("" when it has
+	 * none or the CA offers no renewalInfo), the next look at its window,
+	 * the last window seen, and the certificate's point in any window. */
+	char ari_id[128];
+	time_t ari_at, ari_start, ari_end;
+	double ari_unit;
 	time_t not_after;                    /* of the stored certificate; 0 none */
 	time_t lifetime;
 	unsigned failures;
@@ -159,7 +166,7 @@ static void stored_ca(int dfd, const struct acme_site *site, char *out, size_t l
 
 /* When the site is due, from what is stored: now when there is no
  * certificate that covers its names from this CA, else the lifetime rule
- * (ARI is not asked for yet: pebble 2.4.0 has none to test it by). */
+ * until the CA's renewal window is known (ari_look, at once). */
 static void evaluate(struct acme_client *a, struct acme_site *site)
 {
 	const char *names[CONFIG_MAX_SERVER_NAMES];
@@ -169,8 +176,10 @@ static void evaluate(struct acme_client *a, struct acme_site *site)
 	struct acme_cert_info info;
 	time_t now = time(NULL);
 
-	site->due = now;
+	site->due = site->renew_at = now;
 	site->not_after = 0;
+	site->ari_id[0] = '\0';
+	site->ari_at = (time_t)LONG_MAX;
 	snprintf(rel, sizeof(rel), "sites/%s/bundle.pem", site->dir_name);
 	int rc = acme_store_read(a->dfd, rel, &pem, &len);
 	if (rc < 0) {
@@ -196,7 +205,13 @@ static void evaluate(struct acme_client *a, struct acme_site *site)
 			site->dir_name, ca[0] ? ca : "an unknown CA", a->set.ca);
 		return;
 	}
-	site->due = acme_renew_at(info.not_before, info.not_after, jitter_of(info.serial));
+	site->renew_at = acme_renew_at(info.not_before, info.not_after, jitter_of(info.serial));
+	site->due = site->renew_at;
+	if (info.ari_id[0]) {
+		snprintf(site->ari_id, sizeof(site->ari_id), "%s", info.ari_id);
+		site->ari_unit = (jitter_of(info.serial) + 1.0) / 2.0;
+		site->ari_at = site->due = now;
+	}
 }
 
 /* What the metrics show of the site after a look or an attempt. */
@@ -205,7 +220,7 @@ static void publish(const struct acme_site *site, const char *error)
 	bool failing = site->failures > 0;
 	time_t far = (time_t)LONG_MAX;
 
-	cert_status_acme(site->slot, failing || site->due == far ? 0 : site->due,
+	cert_status_acme(site->slot, failing || site->due == far ? 0 : site->renew_at,
 			 failing && site->due != far ? site->due : 0, site->failures, error);
 }
 
@@ -296,15 +311,19 @@ static int load_eab(struct acme_client *a, char *err, size_t errlen)
 	return 0;
 }
 
-/* What a session needs before its first request. */
-static int session_ready(struct acme_client *a, char *err, size_t errlen)
+static int session_http(struct acme_client *a, char *err, size_t errlen)
 {
-	if (!a->sess.http) {
+	if (!a->sess.http)
 		a->sess.http = acme_http_new(a->set.ca, a->set.ca_cert[0] ? a->set.ca_cert : NULL, err,
 					     errlen);
-		if (!a->sess.http)
-			return -1;
-	}
+	return a->sess.http ? 0 : -1;
+}
+
+/* What a session needs before its first order. */
+static int session_ready(struct acme_client *a, char *err, size_t errlen)
+{
+	if (session_http(a, err, errlen) < 0)
+		return -1;
 	if (!a->sess.account && load_account(a, err, errlen) < 0)
 		return -1;
 	if (a->set.eab_kid[0] && !a->sess.eab_len && load_eab(a, err, errlen) < 0)
@@ -395,6 +414,75 @@ static void failed(struct acme_client *a, struct acme_site *site, const char *wh
 		session_end(a);
 }
 
+/* How long before the window is looked at again when the CA did not say
+ * (RFC 9773 §4.3 suggests six hours), and the bounds put on what it says. */
+#define ARI_LOOK_S (6 * 3600)
+#define ARI_LOOK_MIN_S 60
+#define ARI_LOOK_MAX_S 86400
+#define ARI_RETRY_S 3600
+
+/* RFC 9773 §4.2: where the CA has a renewal window for the stored
+ * certificate, the renewal time is a point in it (the same point for the
+ * same certificate: a restart or a second look does not draw again), or
+ * now once the window has begun passing it. A CA without renewalInfo
+ * leaves the lifetime rule's time; one that does not answer leaves it too,
+ * and is asked again in an hour. True when the renewal is still ahead
+ * (the schedule updated), false to order now. */
+static bool ari_look(struct acme_client *a, struct acme_site *site)
+{
+	char err[1024] = "", ws[32], we[32], at[32];
+	time_t start = 0, end = 0, now = time(NULL);
+	int rc = session_http(a, err, sizeof(err));
+
+	if (rc == 0)
+		rc = acme_renewal_info(&a->sess, site->ari_id, &start, &end, err, sizeof(err));
+	if (a->stop)
+		return true;
+	if (rc == 1) {
+		site->ari_id[0] = '\0';
+		site->ari_at = (time_t)LONG_MAX;
+	} else if (rc < 0) {
+		site->ari_at = now + ARI_RETRY_S;
+		log_msg(LOG_WARN, "acme: site %s: renewal information: %s; renewing by the "
+				  "certificate's lifetime meanwhile, asking again in an hour",
+			site->dir_name, err);
+		if (!a->sess.have_dir)
+			session_end(a);
+	} else {
+		long wait = a->sess.retry_after > 0 ? a->sess.retry_after : ARI_LOOK_S;
+		wait = wait < ARI_LOOK_MIN_S ? ARI_LOOK_MIN_S : wait > ARI_LOOK_MAX_S ? ARI_LOOK_MAX_S : wait;
+		site->ari_at = now + wait;
+		site->renew_at = end <= start ? start
+					      : start + (time_t)(site->ari_unit * (double)(end - start));
+		/* A window that ends too late for a safe renewal is the CA's
+		 * error, not a reason to let the certificate run out: the
+		 * latest time is where a fifth of its life is left (failed()'s
+		 * threshold for loud logs). */
+		time_t latest = site->not_after - site->lifetime / 5;
+		bool late = site->renew_at > latest;
+		if (late)
+			site->renew_at = latest;
+		if (start != site->ari_start || end != site->ari_end) {
+			site->ari_start = start;
+			site->ari_end = end;
+			when_text(start, ws, sizeof(ws));
+			when_text(end, we, sizeof(we));
+			when_text(site->renew_at > now ? site->renew_at : now, at, sizeof(at));
+			log_msg(late ? LOG_WARN : LOG_INFO,
+				"acme: site %s: the CA's renewal window is %s to %s; renewal at %s%s",
+				site->dir_name, ws, we, at,
+				late ? ", before the window: it ends with under a fifth of the "
+				       "certificate's life left"
+				     : "");
+		}
+	}
+	site->due = site->renew_at < site->ari_at ? site->renew_at : site->ari_at;
+	if (site->renew_at <= now)
+		return false;
+	publish(site, NULL);
+	return true;
+}
+
 static void attempt(struct acme_client *a, struct acme_site *site)
 {
 	const char *names[CONFIG_MAX_SERVER_NAMES];
@@ -403,9 +491,17 @@ static void attempt(struct acme_client *a, struct acme_site *site)
 	char *bundle = NULL;
 	struct acme_cert_info info;
 
+	if (site->failures == 0 && site->ari_id[0] && site->ari_at <= time(NULL) &&
+	    ari_look(a, site))
+		return;
 	if (session_ready(a, err, sizeof(err)) < 0 ||
-	    acme_order_certificate(&a->sess, names, n, a->set.challenge, &bundle, &blen, err,
-				   sizeof(err)) < 0) {
+	    acme_order_certificate(&a->sess, names, n, a->set.challenge,
+				   site->ari_id[0] && a->sess.dir.renewal_info[0] ? site->ari_id : NULL,
+				   &bundle, &blen, err, sizeof(err)) < 0) {
+		/* The CA says the old one was replaced already: the next
+		 * order goes without "replaces" (RFC 9773 §5). */
+		if (strstr(err, ":alreadyReplaced"))
+			site->ari_id[0] = '\0';
 		if (!a->stop)
 			failed(a, site, err);
 		return;
@@ -423,11 +519,14 @@ static void attempt(struct acme_client *a, struct acme_site *site)
 		when_text(info.not_after, na, sizeof(na));
 		evaluate(a, site);
 		char at[32];
-		when_text(site->due, at, sizeof(at));
+		when_text(site->renew_at, at, sizeof(at));
+		bool ari = site->ari_id[0] && a->sess.dir.renewal_info[0];
 		log_msg(LOG_INFO, "acme: site %s (%s%s): certificate %s, serial %s, valid until %s; "
-				  "renewal after %s",
+				  "renewal %s %s",
 			site->dir_name, site->names[0], site->nnames > 1 ? ", ..." : "",
-			renewed ? "renewed" : "issued", info.serial, na, at);
+			renewed ? "renewed" : "issued", info.serial, na,
+			ari ? "in the CA's renewal window (asked for now), else after" : "after",
+			at);
 		cert_status_order(true);
 		publish(site, NULL);
 		pthread_kill(a->notify, a->sig);

@@ -421,9 +421,42 @@ static int bundle_of(EVP_PKEY *key, const struct acme_http_resp *chain, char **b
 	return 0;
 }
 
+int acme_session_directory(struct acme_session *s, char *err, size_t errlen)
+{
+	return s->have_dir ? 0 : get_directory(s, s->directory, err, errlen);
+}
+
+int acme_renewal_info(struct acme_session *s, const char *cert_id, time_t *start, time_t *end,
+		      char *err, size_t errlen)
+{
+	char url[ACME_URL_MAX + 160], why[256];
+	struct acme_http_resp r = {0};
+	int rc;
+
+	if (acme_session_directory(s, err, errlen) < 0)
+		return -1;
+	if (!s->dir.renewal_info[0])
+		return 1;
+	/* RFC 9773 §4.2: GET {renewalInfo}/{certID}, unauthenticated. */
+	snprintf(url, sizeof(url), "%s%s%s", s->dir.renewal_info,
+		 s->dir.renewal_info[strlen(s->dir.renewal_info) - 1] == '/' ? "" : "/", cert_id);
+	rc = request(s, "GET", url, NULL, &r, err, errlen);
+	if (rc == 0 && r.status != 200) {
+		struct acme_problem p;
+		describe("GET", url, &r, &p, err, errlen);
+		rc = -1;
+	} else if (rc == 0 && acme_parse_renewal_info(r.body, r.len, start, end, why,
+						       sizeof(why)) < 0) {
+		snprintf(err, errlen, "GET %s: %s", url, why);
+		rc = -1;
+	}
+	acme_http_resp_free(&r);
+	return rc;
+}
+
 int acme_order_certificate(struct acme_session *s, const char *const *names, size_t n,
-			   enum acme_chal_type type, char **bundle, size_t *blen, char *err,
-			   size_t errlen)
+			   enum acme_chal_type type, const char *replaces, char **bundle,
+			   size_t *blen, char *err, size_t errlen)
 {
 	char payload[PAYLOAD_MAX], order_url[ACME_URL_MAX], why[256];
 	struct acme_http_resp r;
@@ -432,7 +465,7 @@ int acme_order_certificate(struct acme_session *s, const char *const *names, siz
 	EVP_PKEY *key = NULL;
 	int rc = -1;
 
-	if (acme_payload_new_order(payload, sizeof(payload), names, n, NULL) < 0) {
+	if (acme_payload_new_order(payload, sizeof(payload), names, n, replaces) < 0) {
 		snprintf(err, errlen, "newOrder: the request does not fit");
 		return -1;
 	}

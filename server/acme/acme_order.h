@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <openssl/evp.h>
 
@@ -55,11 +56,23 @@ enum acme_chal_type { ACME_CHAL_HTTP01, ACME_CHAL_TLSALPN01 };
  * with the reason in err. */
 int acme_session_account(struct acme_session *s, char *err, size_t errlen);
 
+/* The directory, once a session: 0, or -1 with the reason in err. */
+int acme_session_directory(struct acme_session *s, char *err, size_t errlen);
+
+/* RFC 9773: the CA's suggested renewal window for the certificate whose
+ * ARI identifier is cert_id (acme_cert_info's ari_id), and in
+ * s->retry_after the seconds the CA asks before the next look (-1: it
+ * did not say). 0 with the window, 1 when the CA's directory has no
+ * renewalInfo, or -1 with the reason in err. Needs no account. */
+int acme_renewal_info(struct acme_session *s, const char *cert_id, time_t *start, time_t *end,
+		      char *err, size_t errlen);
+
 /* A certificate for names, by challenge type: the new key's PEM then the
  * chain as the CA sent it, in *bundle (malloc'd, the caller wipes and
- * frees it). 0, or -1 with the reason in err. */
+ * frees it). replaces: the ARI identifier of the certificate this one
+ * replaces (RFC 9773 §5), or NULL. 0, or -1 with the reason in err. */
 int acme_order_certificate(struct acme_session *s, const char *const *names, size_t n,
-			   enum acme_chal_type type, char **bundle, size_t *blen, char *err,
-			   size_t errlen);
+			   enum acme_chal_type type, const char *replaces, char **bundle,
+			   size_t *blen, char *err, size_t errlen);
 
 #endif

@@ -8,8 +8,9 @@
 # stored certificate with no new order, a failed challenge that stops
 # nothing and a SIGHUP that retries it, the CA down, bad nonces, renewal
 # during a download that spans it with fds and memory flat, --user, and
-# --test-config's refusals; and certbot --webroot against the same CA, as
-# README's "Certificates" has it.
+# --test-config's refusals; ARI's renewal window through a proxy that adds
+# it to pebble (ari_proxy.py); and certbot --webroot against the same CA,
+# as README's "Certificates" has it.
 
 if ! command -v pebble >/dev/null || ! command -v pebble-challtestsrv >/dev/null; then
 	skip "ACME against pebble" "pebble is not installed (scripts/install-deps installs it)"
@@ -39,6 +40,8 @@ stop_pebble() {
 }
 stop_all() {
 	stop_pebble
+	[ -n "${ARI_PID:-}" ] && kill "$ARI_PID" 2>/dev/null
+	ARI_PID=
 	[ -n "$CHALLTESTSRV_PID" ] && kill "$CHALLTESTSRV_PID" 2>/dev/null
 	CHALLTESTSRV_PID=
 	[ -n "${KTLSD_PID:-}" ] && kill -KILL "$KTLSD_PID" 2>/dev/null
@@ -180,6 +183,7 @@ if launch_acme --root "$T/root" --server-name a.ktlsd.test --acme on --acme-dir 
 		if start_pebble 3600 0; then
 			kill -HUP "$KTLSD_PID"
 			wait_until 60 grep -q "certificate issued" "$KTLSD_LOG"
+			wait_until 10 grep -q "acme: certificates reloaded" "$KTLSD_LOG"
 			expect_eq "the CA back and a SIGHUP: issued at once, verified by the new root" \
 				"$(verified d.ktlsd.test)" "served over ACME"
 		else
@@ -208,6 +212,7 @@ print(a["state"], a["failures"], a["next_attempt"] > 0, a["last_error"])' "$T/c.
 	curl -sS -o /dev/null -d '{"host":"c.ktlsd.test"}' "http://127.0.0.1:$DNS_MGMT_PORT/clear-a"
 	kill -HUP "$KTLSD_PID"
 	wait_until 60 grep -q "certificate issued" "$KTLSD_LOG"
+	wait_until 10 grep -q "acme: certificates reloaded" "$KTLSD_LOG"
 	expect_eq "... the name fixed, a SIGHUP tries again at once: issued" \
 		"$(verified c.ktlsd.test)" "served over ACME"
 	stop_ktlsd
@@ -260,6 +265,7 @@ if [ "$(id -u)" = 0 ]; then
 	if launch_acme --root "$U/root" --server-name u.ktlsd.test --acme on --acme-dir "$U/acme" \
 		--listen-plain "127.0.0.1:$PLAIN_PORT" --user nobody; then
 		wait_until 60 grep -q "certificate issued" "$KTLSD_LOG"
+		wait_until 10 grep -q "acme: certificates reloaded" "$KTLSD_LOG"
 		expect_eq "--user nobody: issued" "$(verified u.ktlsd.test)" "served over ACME"
 		expect_eq "... acme-dir and the bundle belong to nobody" \
 			"$(stat -c %U "$U/acme" "$U/acme/sites/_top/bundle.pem" | tr '\n' ' ')" \
@@ -318,6 +324,7 @@ if start_pebble 3600 0 "\"externalAccountBindingRequired\": true, \"externalAcco
 	if launch_acme --root "$T/root" --server-name e.ktlsd.test --acme on --acme-dir "$T/acme-e" \
 		--listen-plain "127.0.0.1:$PLAIN_PORT" --acme-eab "kid-1 $T/eab.key"; then
 		wait_until 60 grep -q "certificate issued" "$KTLSD_LOG"
+		wait_until 10 grep -q "acme: certificates reloaded" "$KTLSD_LOG"
 		expect_eq "with --acme-eab: issued" "$(verified e.ktlsd.test)" "served over ACME"
 		stop_ktlsd
 	fi
@@ -425,6 +432,78 @@ elif start_pebble 3600 0; then
 	fi
 else
 	fail "pebble starts for certbot" "$(tail -n 3 "$PEBBLE_LOG" | tr '\n' ' ')"
+fi
+# ---- 11. ARI (RFC 9773): the CA's renewal window decides ---------------------
+# pebble 2.4.0 has no renewalInfo: ari_proxy.py, in front of it, adds one
+# and answers it from $ARI/windows. A window a day ahead: no order; the
+# certificate's own window moved into the past and a SIGHUP: renewed at
+# once, the new order saying which certificate it replaces. Certificates of
+# 7 days: a window must end before a fifth of the life is left, or ktlsd
+# renews before it (a CA's late window never lets one run out).
+stop_pebble
+# ari_id_of FILE: RFC 9773's identifier of the certificate in FILE, made
+# from openssl's own view of it (the serial's DER keeps a leading zero
+# byte when its top bit is set).
+ari_id_of() {
+	local aki ser
+	aki=$(openssl x509 -in "$1" -noout -ext authorityKeyIdentifier |
+		sed -n 's/^ *\(keyid:\)\{0,1\}\([0-9A-Fa-f:]\{2,\}\)$/\2/p' | tr -d ':')
+	ser=$(openssl x509 -in "$1" -noout -serial | sed 's/^serial=//')
+	[ $((${#ser} % 2)) = 1 ] && ser=0$ser
+	case $ser in [89A-Fa-f]*) ser=00$ser ;; esac
+	python3 -c 'import base64, sys
+print(".".join(base64.urlsafe_b64encode(bytes.fromhex(h)).decode().rstrip("=") for h in sys.argv[1:]))' \
+		"$aki" "$ser"
+}
+if start_pebble 604800 0; then
+	ARI=$T/ari
+	ARI_PORT=$(freeport)
+	mkdir -p "$ARI"
+	now=$(date +%s)
+	echo "* $((now + 86400)) $((now + 2 * 86400))" >"$ARI/windows"
+	python3 "$(dirname "${BASH_SOURCE[0]}")/ari_proxy.py" "$ARI_PORT" "$ACME_PORT" \
+		"$P/wfe.pem" "$P/wfe.key" "$ARI/windows" "$ARI/log" >"$ARI/proxy.out" 2>&1 &
+	ARI_PID=$!
+	wait_until 20 port_open "$ARI_PORT"
+	dir_saved=$DIR_URL
+	DIR_URL=https://127.0.0.1:$ARI_PORT/dir
+	if launch_acme --root "$T/root" --server-name i.ktlsd.test --acme on --acme-dir "$ARI/acme" \
+		--listen-plain "127.0.0.1:$PLAIN_PORT"; then
+		wait_until 60 grep -q "the CA's renewal window is" "$KTLSD_LOG"
+		id1=$(ari_id_of "$ARI/acme/sites/_top/cert.pem")
+		check "ari: the issued certificate's window is asked for by its identifier ($id1)" \
+			grep -qx "ari $id1" "$ARI/log"
+		at=$(sed -n "s/.*acme: site _top: the CA's renewal window is .*; renewal at \([0-9TZ:-]*\)$/\1/p" \
+			"$KTLSD_LOG" | head -n 1)
+		at_s=$(date -u -d "$at" +%s 2>/dev/null || echo 0)
+		check "... a window a day ahead: the log names it, and a renewal time in it ($at)" \
+			[ "$at_s" -ge $((now + 86400)) -a "$at_s" -le $((now + 2 * 86400)) ]
+		check "... the first order replaced nothing" \
+			sh -c "grep '^order ' '$ARI/log' | head -n 1 | grep -vq replaces"
+		sleep 1
+		expect_eq "... and no second order" "$(grep -c '^order ' "$ARI/log")" 1
+		wait_until 10 grep -q "acme: certificates reloaded" "$KTLSD_LOG"
+		S1=$(served_serial i.ktlsd.test)
+		echo "$id1 $((now - 7200)) $((now - 3600))" >>"$ARI/windows"
+		kill -HUP "$KTLSD_PID"
+		wait_until 60 grep -q "certificate renewed" "$KTLSD_LOG"
+		check "ari: its window moved into the past, a SIGHUP: the certificate is renewed" \
+			grep -q "acme: site _top (i.ktlsd.test): certificate renewed" "$KTLSD_LOG"
+		check "... the order says which one it replaces (\"replaces\": \"$id1\")" \
+			grep -Eq "^order .*\"replaces\": ?\"$id1\"" "$ARI/log"
+		wait_until 10 sh -c "[ \"\$(grep -c 'acme: certificates reloaded' '$KTLSD_LOG')\" -ge 2 ]"
+		expect_ne "... and the new certificate is served" "$(served_serial i.ktlsd.test)" "$S1"
+		id2=$(ari_id_of "$ARI/acme/sites/_top/cert.pem")
+		wait_until 20 grep -qx "ari $id2" "$ARI/log"
+		check "... whose own window (a day ahead) is asked for, with no third order" \
+			sh -c "grep -qx 'ari $id2' '$ARI/log' && [ \$(grep -c '^order ' '$ARI/log') = 2 ]"
+		stop_ktlsd
+	fi
+	DIR_URL=$dir_saved
+	kill "$ARI_PID" 2>/dev/null
+	ARI_PID=
+else
+	fail "pebble starts for ARI" "$(tail -n 3 "$PEBBLE_LOG" | tr '\n' ' ')"
 fi
 stop_all
 trap - EXIT TERM

@@ -455,9 +455,10 @@ START_TEST(test_placeholder_bundle)
 END_TEST
 
 /* A chain as a CA sends one: a leaf for names with serial hex, signed by
- * a separate issuer, then the issuer. The leaf's key in *leaf_key. */
-static char *ca_chain(const char *hex, const char *const *names, size_t n, EVP_PKEY **leaf_key,
-		      size_t *len)
+ * a separate issuer, then the issuer. The leaf's key in *leaf_key; the
+ * leaf's Authority Key Identifier is aki (n_aki bytes; none when 0). */
+static char *ca_chain_aki(const char *hex, const char *const *names, size_t n,
+			  const unsigned char *aki, size_t n_aki, EVP_PKEY **leaf_key, size_t *len)
 {
 	EVP_PKEY *ca_key = acme_key_new();
 	*leaf_key = acme_key_new();
@@ -490,6 +491,13 @@ static char *ca_chain(const char *hex, const char *const *names, size_t n, EVP_P
 	}
 	X509_add1_ext_i2d(leaf, NID_subject_alt_name, gens, 0, X509V3_ADD_DEFAULT);
 	GENERAL_NAMES_free(gens);
+	if (n_aki) {
+		AUTHORITY_KEYID *akid = AUTHORITY_KEYID_new();
+		akid->keyid = ASN1_OCTET_STRING_new();
+		ASN1_OCTET_STRING_set(akid->keyid, aki, (int)n_aki);
+		X509_add1_ext_i2d(leaf, NID_authority_key_identifier, akid, 0, X509V3_ADD_DEFAULT);
+		AUTHORITY_KEYID_free(akid);
+	}
 	ck_assert_int_gt(X509_sign(ca, ca_key, EVP_sha256()), 0);
 	ck_assert_int_gt(X509_sign(leaf, ca_key, EVP_sha256()), 0);
 	BIO *b = BIO_new(BIO_s_mem());
@@ -505,6 +513,47 @@ static char *ca_chain(const char *hex, const char *const *names, size_t n, EVP_P
 	EVP_PKEY_free(ca_key);
 	return out;
 }
+
+static char *ca_chain(const char *hex, const char *const *names, size_t n, EVP_PKEY **leaf_key,
+		      size_t *len)
+{
+	return ca_chain_aki(hex, names, n, NULL, 0, leaf_key, len);
+}
+
+/* RFC 9773 §4.1's example: keyIdentifier 69:88:5B:…:C8:D4 and serial
+ * 0x87654321, whose DER keeps a leading zero byte (top bit set). */
+START_TEST(test_cert_check_ari_id)
+{
+	static const char *const names[] = {"a.example.org"};
+	static const unsigned char aki[] = {0x69, 0x88, 0x5B, 0x6B, 0x87, 0x46, 0x40,
+					    0x41, 0xE1, 0xB3, 0x7B, 0x84, 0x7B, 0xA0,
+					    0xAE, 0x2C, 0xDE, 0x01, 0xC8, 0xD4};
+	struct acme_cert_info info;
+	EVP_PKEY *k;
+	size_t len;
+	char err[200];
+	char *chain = ca_chain_aki("87654321", names, 1, aki, sizeof(aki), &k, &len);
+
+	ck_assert_int_eq(acme_cert_check(chain, len, k, names, 1, &info, err, sizeof(err)), 0);
+	ck_assert_str_eq(info.ari_id, "aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE");
+	free(chain);
+	EVP_PKEY_free(k);
+
+	/* No leading zero when the top bit is clear. */
+	chain = ca_chain_aki("01", names, 1, aki, sizeof(aki), &k, &len);
+	ck_assert_int_eq(acme_cert_check(chain, len, k, names, 1, &info, err, sizeof(err)), 0);
+	ck_assert_str_eq(info.ari_id, "aYhba4dGQEHhs3uEe6CuLN4ByNQ.AQ");
+	free(chain);
+	EVP_PKEY_free(k);
+
+	/* Without an Authority Key Identifier there is no identifier. */
+	chain = ca_chain("87654321", names, 1, &k, &len);
+	ck_assert_int_eq(acme_cert_check(chain, len, k, names, 1, &info, err, sizeof(err)), 0);
+	ck_assert_str_eq(info.ari_id, "");
+	free(chain);
+	EVP_PKEY_free(k);
+}
+END_TEST
 
 START_TEST(test_cert_check_chain)
 {
@@ -594,6 +643,7 @@ static Suite *acme_crypto_suite(void)
 	tcase_add_test(tc, test_csr_parses);
 	tcase_add_test(tc, test_alpn_cert);
 	tcase_add_test(tc, test_placeholder_bundle);
+	tcase_add_test(tc, test_cert_check_ari_id);
 	tcase_add_test(tc, test_cert_check_chain);
 	tcase_add_test(tc, test_cert_check_bundle_key);
 	suite_add_tcase(s, tc);
