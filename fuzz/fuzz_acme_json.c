@@ -165,7 +165,7 @@ static void as_string(const char *s)
 		json_decref(v);
 	}
 	const char *names[] = {s};
-	acme_payload_new_order(out, sizeof(out), names, 1, s);
+	acme_payload_new_order(out, sizeof(out), names, 1, s, s);
 	acme_payload_new_account(out, sizeof(out), NULL, false, s); /* as the EAB's JSON */
 }
 

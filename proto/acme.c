@@ -45,6 +45,23 @@ bool acme_token_ok(const char *s)
 	return true;
 }
 
+/* A profile's name goes into the log and the order; the draft gives no
+ * alphabet, the CAs' names so far (classic, tlsserver, shortlived) are
+ * words. */
+bool acme_profile_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > ACME_PROFILE_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (!isascii(c) || !(isalnum(c) || c == '-' || c == '_' || c == '.'))
+			return false;
+	}
+	return true;
+}
+
 /* RFC 1123 host names: labels of 1..63 letters, digits and inner hyphens,
  * the whole at most 253 bytes, no trailing dot, no '*'. */
 bool acme_name_ok(const char *s)

@@ -24,11 +24,17 @@ enum acme_status {
 #define ACME_URL_MAX 1024
 #define ACME_TOKEN_MAX 128
 #define ACME_MAX_AUTHZ 16 /* = CONFIG_MAX_SERVER_NAMES */
+#define ACME_PROFILE_MAX 64
+#define ACME_MAX_PROFILES 16
 
 struct acme_directory {
 	char new_nonce[ACME_URL_MAX], new_account[ACME_URL_MAX], new_order[ACME_URL_MAX],
 	    renewal_info[ACME_URL_MAX], terms[ACME_URL_MAX];
 	bool eab_required;
+	/* meta.profiles' names (draft-ietf-acme-profiles), the first
+	 * ACME_MAX_PROFILES that pass acme_profile_ok. */
+	size_t nprofiles;
+	char profiles[ACME_MAX_PROFILES][ACME_PROFILE_MAX + 1];
 };
 
 struct acme_problem {
@@ -83,13 +89,14 @@ int acme_parse_renewal_info(const char *json, size_t len, time_t *start, time_t 
 bool acme_url_ok(const char *s);   /* https://, printable, no quotes/backslashes/space */
 bool acme_token_ok(const char *s); /* base64url charset, 1..ACME_TOKEN_MAX */
 bool acme_name_ok(const char *s);  /* LDH DNS name, no wildcard, <= 253 */
+bool acme_profile_ok(const char *s); /* letters, digits, '-', '_', '.', 1..ACME_PROFILE_MAX */
 
 /* Payloads, printed: length or -1 when out is too small (or a value is
  * refused). Every string is JSON-escaped by jansson. */
 int acme_payload_new_account(char *out, size_t n, const char *email /*NULL*/, bool terms_agreed,
 			     const char *eab_jws /*NULL: none; a JSON object's text*/);
 int acme_payload_new_order(char *out, size_t n, const char *const *names, size_t nnames,
-			   const char *replaces /*NULL*/);
+			   const char *replaces /*NULL*/, const char *profile /*NULL*/);
 int acme_payload_finalize(char *out, size_t n, const char *csr_b64url);
 /* The JWS protected header: {"alg":"ES256","nonce":…,"url":…,"jwk":JWK} when
  * kid is NULL, else {"alg":"ES256","kid":…,"nonce":…,"url":…}. */

@@ -298,7 +298,8 @@ static int error_member(json_t *obj, const char *path, struct acme_problem *p, c
 static int directory_from(json_t *root, struct acme_directory *d, char *err, size_t errlen)
 {
 	static const char *const path = "directory";
-	json_t *meta;
+	json_t *meta, *profiles, *v;
+	const char *name;
 
 	if (get_str(root, "newNonce", path, true, CHK_URL, d->new_nonce, ACME_URL_MAX, err,
 		    errlen) != 0 ||
@@ -315,8 +316,16 @@ static int directory_from(json_t *root, struct acme_directory *d, char *err, siz
 	if (get_str(meta, "termsOfService", "directory: meta", false, CHK_URI, d->terms,
 		    ACME_URL_MAX, err, errlen) != 0 ||
 	    get_bool(meta, "externalAccountRequired", "directory: meta", &d->eab_required, err,
-		     errlen) != 0)
+		     errlen) != 0 ||
+	    get_obj(meta, "profiles", "directory: meta", &profiles, err, errlen) != 0)
 		return -1;
+	json_object_foreach(profiles, name, v)
+	{
+		if (d->nprofiles == ACME_MAX_PROFILES)
+			break;
+		if (acme_profile_ok(name))
+			snprintf(d->profiles[d->nprofiles++], ACME_PROFILE_MAX + 1, "%s", name);
+	}
 	return 0;
 }
 

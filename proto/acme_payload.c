@@ -108,7 +108,7 @@ static json_t *identifiers(const char *const *names, size_t nnames)
 }
 
 int acme_payload_new_order(char *out, size_t n, const char *const *names, size_t nnames,
-			   const char *replaces)
+			   const char *replaces, const char *profile)
 {
 	json_t *o = json_object(), *ids = nnames ? identifiers(names, nnames) : NULL;
 
@@ -118,7 +118,8 @@ int acme_payload_new_order(char *out, size_t n, const char *const *names, size_t
 		return -1;
 	}
 	if (json_object_set_new(o, "identifiers", ids) != 0 ||
-	    (replaces && *replaces && !set_str(o, "replaces", replaces))) {
+	    (replaces && *replaces && !set_str(o, "replaces", replaces)) ||
+	    (profile && *profile && !set_str(o, "profile", profile))) {
 		json_decref(o);
 		return -1;
 	}

@@ -50,7 +50,7 @@ struct acme_site {
 
 struct acme_settings {
 	char ca[1024], ca_cert[PATH_MAX], dir[PATH_MAX], email[320], eab_kid[256],
-	    eab_file[PATH_MAX];
+	    eab_file[PATH_MAX], profile[ACME_PROFILE_MAX + 1];
 	bool terms_agreed;
 	enum acme_chal_type challenge;
 	struct acme_site sites[CONFIG_MAX_SITES + 1];
@@ -93,6 +93,7 @@ static void settings_of(struct acme_settings *s, const struct config *cfg)
 	snprintf(s->ca_cert, sizeof(s->ca_cert), "%s", cfg->acme_ca_cert ? cfg->acme_ca_cert : "");
 	snprintf(s->dir, sizeof(s->dir), "%s", cfg->acme_dir);
 	snprintf(s->email, sizeof(s->email), "%s", cfg->acme_email ? cfg->acme_email : "");
+	snprintf(s->profile, sizeof(s->profile), "%s", cfg->acme_profile ? cfg->acme_profile : "");
 	if (cfg->acme_eab) {
 		const char *sp = strchr(cfg->acme_eab, ' ');
 		snprintf(s->eab_kid, sizeof(s->eab_kid), "%.*s", (int)(sp - cfg->acme_eab),
@@ -341,6 +342,7 @@ static void session_end(struct acme_client *a)
 	a->sess.directory = a->set.ca;
 	a->sess.email = a->set.email[0] ? a->set.email : NULL;
 	a->sess.terms_agreed = a->set.terms_agreed;
+	a->sess.profile = a->set.profile[0] ? a->set.profile : NULL;
 }
 
 /* The issued bundle stored, then served: bundle.pem (the pair), cert.pem

@@ -454,6 +454,26 @@ int acme_renewal_info(struct acme_session *s, const char *cert_id, time_t *start
 	return rc;
 }
 
+/* Whether the CA's directory lists --acme-profile; if not, why, with the
+ * CA's list, for the operator to choose from. */
+static bool offers_profile(const struct acme_session *s, char *err, size_t errlen)
+{
+	char list[ACME_MAX_PROFILES * (ACME_PROFILE_MAX + 2) + 1] = "";
+	size_t used = 0;
+
+	for (size_t i = 0; i < s->dir.nprofiles; i++) {
+		if (strcmp(s->dir.profiles[i], s->profile) == 0)
+			return true;
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
+					 s->dir.profiles[i]);
+	}
+	snprintf(err, errlen, "--acme-profile %s: %s %s", s->profile, s->directory,
+		 s->dir.nprofiles ? "lists no profile of that name; it lists: " : "lists no profiles");
+	if (s->dir.nprofiles)
+		snprintf(err + strlen(err), errlen - strlen(err), "%s", list);
+	return false;
+}
+
 int acme_order_certificate(struct acme_session *s, const char *const *names, size_t n,
 			   enum acme_chal_type type, const char *replaces, char **bundle,
 			   size_t *blen, char *err, size_t errlen)
@@ -465,7 +485,11 @@ int acme_order_certificate(struct acme_session *s, const char *const *names, siz
 	EVP_PKEY *key = NULL;
 	int rc = -1;
 
-	if (acme_payload_new_order(payload, sizeof(payload), names, n, replaces) < 0) {
+	if (s->profile && !offers_profile(s, err, errlen)) {
+		s->needs_operator = true;
+		return -1;
+	}
+	if (acme_payload_new_order(payload, sizeof(payload), names, n, replaces, s->profile) < 0) {
 		snprintf(err, errlen, "newOrder: the request does not fit");
 		return -1;
 	}

@@ -40,6 +40,7 @@ struct acme_session {
 	const char *email;
 	bool terms_agreed;
 	const char *eab_kid;             /* NULL: no external account binding */
+	const char *profile;             /* --acme-profile; NULL: the CA's default */
 	uint8_t eab_key[256];
 	size_t eab_len;
 	/* What the last failure was, for the schedule. */

@@ -172,6 +172,7 @@ struct config {
 	bool acme_terms_agreed;          /* --acme-terms-agreed on|off */
 	int acme_challenge;              /* --acme-challenge auto|http-01|tls-alpn-01: enum config_acme_challenge */
 	char *acme_eab;                  /* --acme-eab "KID FILE"; NULL = none */
+	char *acme_profile;              /* --acme-profile NAME; NULL = the CA's default */
 };
 
 /* --acme-challenge, in the placeholder's order. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/acme.h"
 #include "server/conf/config-int.h"
 #include "server/conf/config.h"
 #include "server/conf/config_value.h"
@@ -114,6 +115,12 @@ int config_acme_complete(struct config *cfg, FILE *errfp)
 				cfg->acme_eab);
 			return -1;
 		}
+	}
+	if (cfg->acme_profile && !acme_profile_ok(cfg->acme_profile)) {
+		fprintf(errfp, "ktlsd: --acme-profile %s: a profile's name is letters, digits, "
+			       "'-', '_' and '.', at most %d\n",
+			cfg->acme_profile, ACME_PROFILE_MAX);
+		return -1;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (served[i]->acme && complete_site(cfg, (struct config_site *)served[i], errfp))

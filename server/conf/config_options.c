@@ -277,6 +277,10 @@ const struct opt config_options[] = {
     OPT("acme-eab", "\"KID FILE\"", T_STRING, G_ACME, OFF(acme_eab), NULL,
         "External account binding, for CAs that want it (ZeroSSL, Google Trust Services): "
         "the key id the CA gave and a file holding its MAC key, base64url."),
+    OPT("acme-profile", "NAME", T_STRING, G_ACME, OFF(acme_profile), NULL,
+        "The certificate profile to order, one of those the CA's directory lists "
+        "(Let's Encrypt: classic, tlsserver, shortlived); the CA's default unless given. A "
+        "name the CA does not list orders nothing: the error log gives the CA's list."),
     OPT("user", "USER", T_STRING, G_GENERAL, OFF(user), NULL,
         "After binding the listeners and reading the keys, run as USER with no capability; a "
         "privileged helper process stays root only to read the files a reload needs and to "

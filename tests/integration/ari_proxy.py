@@ -5,6 +5,7 @@ too (pebble makes its URLs from Host and checks each JWS's "url" against
 it, so the client sees one CA at this address); the directory gains
 "renewalInfo", and GET renewal-info/ID is answered here, from WINDOWS:
 lines "ID START END" (Unix times), the line whose ID is "*" for any other.
+Its meta lists two profiles, "classic" and "shortlived".
 
 Appends to LOG "ari ID" for each renewalInfo request and "order PAYLOAD"
 for each newOrder's JWS payload, for the test to read.
@@ -95,6 +96,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             d = json.loads(data)
             new_order_path = urllib.parse.urlsplit(d["newOrder"]).path
             d["renewalInfo"] = "https://%s/renewal-info/" % self.headers["Host"]
+            d.setdefault("meta", {})["profiles"] = {
+                "classic": "the default", "shortlived": "6 days"}
             data = json.dumps(d).encode()
         self.reply(status, headers, data)
 

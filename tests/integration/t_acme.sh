@@ -306,6 +306,8 @@ expect_eq "--test-config: http-01 without --listen-plain: refused" \
 	"$(tc --server-name a.ktlsd.test --acme on --acme-challenge http-01)" 2
 expect_eq "--test-config: an http:// CA: refused" \
 	"$(tc --server-name a.ktlsd.test --acme on --acme-ca http://127.0.0.1/dir)" 2
+expect_eq "--test-config: an --acme-profile that is no name: refused" \
+	"$(tc --server-name a.ktlsd.test --acme on --acme-profile 'a/b')" 2
 
 # ---- 8. external account binding ------------------------------------------
 stop_pebble
@@ -437,7 +439,9 @@ fi
 # pebble 2.4.0 has no renewalInfo: ari_proxy.py, in front of it, adds one
 # and answers it from $ARI/windows. A window a day ahead: no order; the
 # certificate's own window moved into the past and a SIGHUP: renewed at
-# once, the new order saying which certificate it replaces. Certificates of
+# once, the new order saying which certificate it replaces. The proxy's
+# directory lists profiles too: --acme-profile's name goes in the order, or
+# one it does not list orders nothing. Certificates of
 # 7 days: a window must end before a fifth of the life is left, or ktlsd
 # renews before it (a CA's late window never lets one run out).
 stop_pebble
@@ -468,7 +472,7 @@ if start_pebble 604800 0; then
 	dir_saved=$DIR_URL
 	DIR_URL=https://127.0.0.1:$ARI_PORT/dir
 	if launch_acme --root "$T/root" --server-name i.ktlsd.test --acme on --acme-dir "$ARI/acme" \
-		--listen-plain "127.0.0.1:$PLAIN_PORT"; then
+		--listen-plain "127.0.0.1:$PLAIN_PORT" --acme-profile shortlived; then
 		wait_until 60 grep -q "the CA's renewal window is" "$KTLSD_LOG"
 		id1=$(ari_id_of "$ARI/acme/sites/_top/cert.pem")
 		check "ari: the issued certificate's window is asked for by its identifier ($id1)" \
@@ -478,8 +482,8 @@ if start_pebble 604800 0; then
 		at_s=$(date -u -d "$at" +%s 2>/dev/null || echo 0)
 		check "... a window a day ahead: the log names it, and a renewal time in it ($at)" \
 			[ "$at_s" -ge $((now + 86400)) -a "$at_s" -le $((now + 2 * 86400)) ]
-		check "... the first order replaced nothing" \
-			sh -c "grep '^order ' '$ARI/log' | head -n 1 | grep -vq replaces"
+		check "... the first order replaced nothing, and asked for --acme-profile's profile" \
+			sh -c "grep '^order ' '$ARI/log' | head -n 1 | grep -v replaces | grep -q '\"profile\":\"shortlived\"'"
 		sleep 1
 		expect_eq "... and no second order" "$(grep -c '^order ' "$ARI/log")" 1
 		wait_until 10 grep -q "acme: certificates reloaded" "$KTLSD_LOG"
@@ -497,6 +501,14 @@ if start_pebble 604800 0; then
 		wait_until 20 grep -qx "ari $id2" "$ARI/log"
 		check "... whose own window (a day ahead) is asked for, with no third order" \
 			sh -c "grep -qx 'ari $id2' '$ARI/log' && [ \$(grep -c '^order ' '$ARI/log') = 2 ]"
+		stop_ktlsd
+	fi
+	if launch_acme --root "$T/root" --server-name j.ktlsd.test --acme on --acme-dir "$ARI/acme-j" \
+		--listen-plain "127.0.0.1:$PLAIN_PORT" --acme-profile nosuch; then
+		wait_until 30 grep -q "acme-profile nosuch" "$KTLSD_LOG"
+		check "--acme-profile the CA does not list: the log gives the CA's list, no retry" \
+			grep -q "acme-profile nosuch: .* lists no profile of that name; it lists: classic, shortlived; no new attempt before a SIGHUP" "$KTLSD_LOG"
+		expect_eq "... and ordered nothing" "$(grep -c '^order .*j.ktlsd.test' "$ARI/log")" 0
 		stop_ktlsd
 	fi
 	DIR_URL=$dir_saved

@@ -146,6 +146,24 @@ START_TEST(directory_pebble)
 			 0);
 	ck_assert_str_eq(d.renewal_info, "");
 	ck_assert_str_eq(d.terms, "");
+	ck_assert_uint_eq(d.nprofiles, 0);
+	/* meta.profiles: the names kept, one with a space skipped */
+	ck_assert_int_eq(dir("{\"newNonce\":\"https://a/n\",\"newAccount\":\"https://a/a\","
+			     "\"newOrder\":\"https://a/o\",\"meta\":{\"profiles\":{"
+			     "\"classic\":\"The same profile\",\"bad name\":\"x\","
+			     "\"shortlived\":\"6 days\"}}}",
+			     &d, err),
+			 0);
+	ck_assert_uint_eq(d.nprofiles, 2);
+	ck_assert_str_eq(d.profiles[0], "classic");
+	ck_assert_str_eq(d.profiles[1], "shortlived");
+	ck_assert_int_eq(dir("{\"newNonce\":\"https://a/n\",\"newAccount\":\"https://a/a\","
+			     "\"newOrder\":\"https://a/o\",\"meta\":{\"profiles\":[\"classic\"]}}",
+			     &d, err),
+			 -1);
+	ck_assert(!acme_profile_ok(""));
+	ck_assert(!acme_profile_ok("a/b"));
+	ck_assert(acme_profile_ok("tls-server_1.0"));
 }
 END_TEST
 
@@ -606,22 +624,25 @@ START_TEST(payload_order_finalize)
 	const char *names[] = {"a.example", "b.example"};
 	char out[512];
 
-	ck_assert_int_gt(acme_payload_new_order(out, sizeof(out), names, 2, NULL), 0);
+	ck_assert_int_gt(acme_payload_new_order(out, sizeof(out), names, 2, NULL, NULL), 0);
 	ck_assert_str_eq(out, "{\"identifiers\":[{\"type\":\"dns\",\"value\":\"a.example\"},"
 			      "{\"type\":\"dns\",\"value\":\"b.example\"}]}");
 	ck_assert_int_gt(acme_payload_new_order(out, sizeof(out), names, 1,
-						"aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE"),
+						"aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE", NULL),
 			 0);
 	ck_assert_str_eq(out, "{\"identifiers\":[{\"type\":\"dns\",\"value\":\"a.example\"}],"
 			      "\"replaces\":\"aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE\"}");
+	ck_assert_int_gt(acme_payload_new_order(out, sizeof(out), names, 1, NULL, "shortlived"), 0);
+	ck_assert_str_eq(out, "{\"identifiers\":[{\"type\":\"dns\",\"value\":\"a.example\"}],"
+			      "\"profile\":\"shortlived\"}");
 	const char *odd[] = {"a\"b"};
-	ck_assert_int_gt(acme_payload_new_order(out, sizeof(out), odd, 1, NULL), 0);
+	ck_assert_int_gt(acme_payload_new_order(out, sizeof(out), odd, 1, NULL, NULL), 0);
 	json_t *v = json_loads(out, 0, NULL);
 	json_t *id = json_array_get(json_object_get(v, "identifiers"), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(id, "value")), "a\"b");
 	json_decref(v);
-	ck_assert_int_eq(acme_payload_new_order(out, sizeof(out), names, 0, NULL), -1);
-	ck_assert_int_eq(acme_payload_new_order(out, 20, names, 2, NULL), -1);
+	ck_assert_int_eq(acme_payload_new_order(out, sizeof(out), names, 0, NULL, NULL), -1);
+	ck_assert_int_eq(acme_payload_new_order(out, 20, names, 2, NULL, NULL), -1);
 
 	ck_assert_int_eq(acme_payload_finalize(out, sizeof(out), "MIIB_x-y"), 18);
 	ck_assert_str_eq(out, "{\"csr\":\"MIIB_x-y\"}");

@@ -813,6 +813,7 @@ START_TEST(test_help)
 	                                           "acme-terms-agreed",
 	                                           "acme-challenge",
 	                                           "acme-eab",
+	                                           "acme-profile",
 	                                           "check",
 	                                           "test-config",
 	                                           "h2-sendfile",
