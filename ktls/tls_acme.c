@@ -5,6 +5,8 @@
 
 #include <openssl/err.h>
 
+#include "ktls/tls.h"
+
 /* The ALPN extension's body when acme-tls/1 is all it offers: the list's
  * length (2 bytes), then one protocol with its length (1 byte). */
 static const unsigned char acme_only[] = "\x00\x0b\x0a" TLS_ACME_ALPN;
@@ -22,18 +24,6 @@ static int alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 				  sizeof(acme_only) - 3, in, inlen) != OPENSSL_NPN_NEGOTIATED)
 		return SSL_TLSEXT_ERR_ALERT_FATAL;
 	return SSL_TLSEXT_ERR_OK;
-}
-
-static const char *last_error(char *buf, size_t len)
-{
-	unsigned long e = ERR_peek_last_error();
-
-	if (!e)
-		snprintf(buf, len, "unknown error");
-	else
-		ERR_error_string_n(e, buf, len);
-	ERR_clear_error();
-	return buf;
 }
 
 SSL_CTX *tls_acme_ctx_new(X509 *cert, EVP_PKEY *key, char *err, size_t errlen)
@@ -73,7 +63,7 @@ SSL_CTX *tls_acme_ctx_new(X509 *cert, EVP_PKEY *key, char *err, size_t errlen)
 	SSL_CTX_set_alpn_select_cb(ctx, alpn_cb, NULL);
 	return ctx;
 fail:
-	snprintf(err, errlen, "TLS-ALPN-01 context: %s: %s", step, last_error(ebuf, sizeof(ebuf)));
+	snprintf(err, errlen, "TLS-ALPN-01 context: %s: %s", step, tls_last_error(ebuf, sizeof(ebuf)));
 	SSL_CTX_free(ctx);
 	return NULL;
 }

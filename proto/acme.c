@@ -29,20 +29,26 @@ bool acme_url_ok(const char *s)
 	return true;
 }
 
+/* 1..max letters, digits and the characters of extra. */
+static bool word_ok(const char *s, size_t max, const char *extra)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (!isascii(c) || !(isalnum(c) || strchr(extra, c)))
+			return false;
+	}
+	return true;
+}
+
 /* Tokens end up in a file name (HTTP-01's path) and in the key
  * authorization; RFC 8555 §8.1 fixes their alphabet to base64url. */
 bool acme_token_ok(const char *s)
 {
-	size_t n = strlen(s);
-
-	if (n == 0 || n > ACME_TOKEN_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (!isascii(c) || !(isalnum(c) || c == '-' || c == '_'))
-			return false;
-	}
-	return true;
+	return word_ok(s, ACME_TOKEN_MAX, "-_");
 }
 
 /* A profile's name goes into the log and the order; the draft gives no
@@ -50,16 +56,7 @@ bool acme_token_ok(const char *s)
  * words. */
 bool acme_profile_ok(const char *s)
 {
-	size_t n = strlen(s);
-
-	if (n == 0 || n > ACME_PROFILE_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (!isascii(c) || !(isalnum(c) || c == '-' || c == '_' || c == '.'))
-			return false;
-	}
-	return true;
+	return word_ok(s, ACME_PROFILE_MAX, "-_.");
 }
 
 /* RFC 1123 host names: labels of 1..63 letters, digits and inner hyphens,
