@@ -82,7 +82,7 @@ int acme_parse_authz(const char *json, size_t len, struct acme_authz *a, char *e
 int acme_parse_problem(const char *json, size_t len, struct acme_problem *p);
 int acme_parse_account_status(const char *json, size_t len, enum acme_status *st, char *err,
 			      size_t errlen);
-/* RFC 9773 renewalInfo: suggestedWindow start/end. */
+/* RFC 9773 renewalInfo: suggestedWindow start/end, end after start. */
 int acme_parse_renewal_info(const char *json, size_t len, time_t *start, time_t *end, char *err,
 			    size_t errlen);
 

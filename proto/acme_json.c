@@ -546,7 +546,8 @@ static int window_time(json_t *w, const char *key, time_t *out, char *err, size_
 	return 0;
 }
 
-/* RFC 9773 §4.2: a window whose end is before its start is invalid. */
+/* RFC 9773 §4.2: a window whose end is before its start is invalid; one
+ * that ends where it starts is taken as invalid too (nothing to draw in). */
 int acme_parse_renewal_info(const char *json, size_t len, time_t *start, time_t *end, char *err,
 			    size_t errlen)
 {
@@ -565,8 +566,8 @@ int acme_parse_renewal_info(const char *json, size_t len, time_t *start, time_t 
 	if (window_time(w, "start", start, err, errlen) != 0 ||
 	    window_time(w, "end", end, err, errlen) != 0)
 		goto out;
-	if (*end < *start) {
-		fail(err, errlen, "renewalInfo: suggestedWindow: end before start");
+	if (*end <= *start) {
+		fail(err, errlen, "renewalInfo: suggestedWindow: end not after start");
 		goto out;
 	}
 	rc = 0;

@@ -445,17 +445,17 @@ static bool ari_look(struct acme_client *a, struct acme_site *site)
 		site->ari_at = (time_t)LONG_MAX;
 	} else if (rc < 0) {
 		site->ari_at = now + ARI_RETRY_S;
-		log_msg(LOG_WARN, "acme: site %s: renewal information: %s; renewing by the "
-				  "certificate's lifetime meanwhile, asking again in an hour",
-			site->dir_name, err);
+		when_text(site->renew_at, at, sizeof(at));
+		log_msg(LOG_WARN, "acme: site %s: renewal information: %s; the renewal time stays "
+				  "%s, asking again in an hour",
+			site->dir_name, err, at);
 		if (!a->sess.have_dir)
 			session_end(a);
 	} else {
-		long wait = a->sess.retry_after > 0 ? a->sess.retry_after : ARI_LOOK_S;
+		long wait = a->sess.retry_after >= 0 ? a->sess.retry_after : ARI_LOOK_S;
 		wait = wait < ARI_LOOK_MIN_S ? ARI_LOOK_MIN_S : wait > ARI_LOOK_MAX_S ? ARI_LOOK_MAX_S : wait;
 		site->ari_at = now + wait;
-		site->renew_at = end <= start ? start
-					      : start + (time_t)(site->ari_unit * (double)(end - start));
+		site->renew_at = start + (time_t)(site->ari_unit * (double)(end - start));
 		/* A window that ends too late for a safe renewal is the CA's
 		 * error, not a reason to let the certificate run out: the
 		 * latest time is where a fifth of its life is left (failed()'s
@@ -496,14 +496,15 @@ static void attempt(struct acme_client *a, struct acme_site *site)
 	if (site->failures == 0 && site->ari_id[0] && site->ari_at <= time(NULL) &&
 	    ari_look(a, site))
 		return;
-	if (session_ready(a, err, sizeof(err)) < 0 ||
+	/* "replaces" on the first try only: a CA may refuse an order for
+	 * it (replaced already, RFC 9773 §5; or another account's, after a
+	 * lost account key), and a renewal must never hang on a hint. */
+	int rc = session_ready(a, err, sizeof(err));
+	bool replaces = site->failures == 0 && site->ari_id[0] && a->sess.dir.renewal_info[0];
+	if (rc < 0 ||
 	    acme_order_certificate(&a->sess, names, n, a->set.challenge,
-				   site->ari_id[0] && a->sess.dir.renewal_info[0] ? site->ari_id : NULL,
-				   &bundle, &blen, err, sizeof(err)) < 0) {
-		/* The CA says the old one was replaced already: the next
-		 * order goes without "replaces" (RFC 9773 §5). */
-		if (strstr(err, ":alreadyReplaced"))
-			site->ari_id[0] = '\0';
+				   replaces ? site->ari_id : NULL, &bundle, &blen, err,
+				   sizeof(err)) < 0) {
 		if (!a->stop)
 			failed(a, site, err);
 		return;

@@ -498,10 +498,15 @@ if start_pebble 604800 0; then
 		wait_until 10 sh -c "[ \"\$(grep -c 'acme: certificates reloaded' '$KTLSD_LOG')\" -ge 2 ]"
 		expect_ne "... and the new certificate is served" "$(served_serial i.ktlsd.test)" "$S1"
 		id2=$(ari_id_of "$ARI/acme/sites/_top/cert.pem")
-		wait_until 20 grep -qx "ari $id2" "$ARI/log"
+		# The proxy logs the request before it answers: the third window
+		# line is ktlsd's, once it has read the answer.
+		wait_until 20 sh -c "[ \$(grep -c \"the CA's renewal window is\" '$KTLSD_LOG') -ge 3 ]"
+		sleep 1
 		check "... whose own window (a day ahead) is asked for, with no third order" \
 			sh -c "grep -qx 'ari $id2' '$ARI/log' && [ \$(grep -c '^order ' '$ARI/log') = 2 ]"
 		stop_ktlsd
+	else
+		fail "ktlsd starts for ARI" "$(tail -n 3 "$KTLSD_LOG" | tr '\n' ' ')"
 	fi
 	if launch_acme --root "$T/root" --server-name j.ktlsd.test --acme on --acme-dir "$ARI/acme-j" \
 		--listen-plain "127.0.0.1:$PLAIN_PORT" --acme-profile nosuch; then
@@ -510,6 +515,8 @@ if start_pebble 604800 0; then
 			grep -q "acme-profile nosuch: .* lists no profile of that name; it lists: classic, shortlived; no new attempt before a SIGHUP" "$KTLSD_LOG"
 		expect_eq "... and ordered nothing" "$(grep -c '^order .*j.ktlsd.test' "$ARI/log")" 0
 		stop_ktlsd
+	else
+		fail "ktlsd starts with --acme-profile nosuch" "$(tail -n 3 "$KTLSD_LOG" | tr '\n' ' ')"
 	fi
 	DIR_URL=$dir_saved
 	kill "$ARI_PID" 2>/dev/null

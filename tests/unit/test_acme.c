@@ -519,7 +519,11 @@ START_TEST(account_and_renewal_info)
 	j = "{\"suggestedWindow\":{\"start\":\"2025-01-03T04:00:00Z\","
 	    "\"end\":\"2025-01-02T04:00:00Z\"}}";
 	ck_assert_int_eq(acme_parse_renewal_info(j, strlen(j), &s, &e, err, sizeof(err)), -1);
-	ERR_HAS(err, "renewalInfo: suggestedWindow: end before start");
+	ERR_HAS(err, "renewalInfo: suggestedWindow: end not after start");
+	j = "{\"suggestedWindow\":{\"start\":\"2025-01-03T04:00:00Z\","
+	    "\"end\":\"2025-01-03T04:00:00Z\"}}";
+	ck_assert_int_eq(acme_parse_renewal_info(j, strlen(j), &s, &e, err, sizeof(err)), -1);
+	ERR_HAS(err, "renewalInfo: suggestedWindow: end not after start");
 	j = "{\"suggestedWindow\":{\"start\":\"yesterday\",\"end\":\"2025-01-02T04:00:00Z\"}}";
 	ck_assert_int_eq(acme_parse_renewal_info(j, strlen(j), &s, &e, err, sizeof(err)), -1);
 	ERR_HAS(err, "renewalInfo: suggestedWindow: start: not an RFC 3339 time");
