@@ -131,20 +131,35 @@ static int post(struct acme_session *s, const char *url, const char *payload,
 	}
 }
 
-static int get_directory(struct acme_session *s, const char *url, char *err, size_t errlen)
+/* An unauthenticated GET: 0 with a 200 in *r, or -1 with the reason (the
+ * CA's problem when it sent one). The caller frees *r either way. */
+static int get_200(struct acme_session *s, const char *url, struct acme_http_resp *r, char *err,
+		   size_t errlen)
 {
-	struct acme_http_resp r = {0};
-	char why[256];
-	int rc = request(s, "GET", url, NULL, &r, err, errlen);
+	struct acme_problem p;
 
-	if (rc == 0 && r.status != 200) {
-		struct acme_problem p;
-		describe("GET", url, &r, &p, err, errlen);
-		rc = -1;
-	} else if (rc == 0 && acme_parse_directory(r.body, r.len, &s->dir, why, sizeof(why)) < 0) {
+	memset(r, 0, sizeof(*r));
+	if (request(s, "GET", url, NULL, r, err, errlen) < 0)
+		return -1;
+	if (r->status == 200)
+		return 0;
+	describe("GET", url, r, &p, err, errlen);
+	return -1;
+}
+
+/* The directory, once a session. */
+static int directory(struct acme_session *s, char *err, size_t errlen)
+{
+	struct acme_http_resp r;
+	char why[256];
+
+	if (s->have_dir)
+		return 0;
+	int rc = get_200(s, s->directory, &r, err, errlen);
+	if (rc == 0 && acme_parse_directory(r.body, r.len, &s->dir, why, sizeof(why)) < 0) {
 		struct acme_problem p;
 		char head[400];
-		describe("GET", url, &r, &p, head, sizeof(head));
+		describe("GET", s->directory, &r, &p, head, sizeof(head));
 		snprintf(err, errlen, "%s: %s; is --acme-ca a directory URL?", head, why);
 		rc = -1;
 	}
@@ -171,7 +186,7 @@ int acme_session_account(struct acme_session *s, char *err, size_t errlen)
 	char *eab = NULL;
 
 	s->needs_operator = false;
-	if (!s->have_dir && get_directory(s, s->directory, err, errlen) < 0)
+	if (directory(s, err, errlen) < 0)
 		return -1;
 	if (s->kid[0])
 		return 0;
@@ -421,32 +436,21 @@ static int bundle_of(EVP_PKEY *key, const struct acme_http_resp *chain, char **b
 	return 0;
 }
 
-int acme_session_directory(struct acme_session *s, char *err, size_t errlen)
-{
-	return s->have_dir ? 0 : get_directory(s, s->directory, err, errlen);
-}
-
 int acme_renewal_info(struct acme_session *s, const char *cert_id, time_t *start, time_t *end,
 		      char *err, size_t errlen)
 {
 	char url[ACME_URL_MAX + 160], why[256];
-	struct acme_http_resp r = {0};
-	int rc;
+	struct acme_http_resp r;
 
-	if (acme_session_directory(s, err, errlen) < 0)
+	if (directory(s, err, errlen) < 0)
 		return -1;
 	if (!s->dir.renewal_info[0])
 		return 1;
 	/* RFC 9773 §4.2: GET {renewalInfo}/{certID}, unauthenticated. */
 	snprintf(url, sizeof(url), "%s%s%s", s->dir.renewal_info,
 		 s->dir.renewal_info[strlen(s->dir.renewal_info) - 1] == '/' ? "" : "/", cert_id);
-	rc = request(s, "GET", url, NULL, &r, err, errlen);
-	if (rc == 0 && r.status != 200) {
-		struct acme_problem p;
-		describe("GET", url, &r, &p, err, errlen);
-		rc = -1;
-	} else if (rc == 0 && acme_parse_renewal_info(r.body, r.len, start, end, why,
-						       sizeof(why)) < 0) {
+	int rc = get_200(s, url, &r, err, errlen);
+	if (rc == 0 && acme_parse_renewal_info(r.body, r.len, start, end, why, sizeof(why)) < 0) {
 		snprintf(err, errlen, "GET %s: %s", url, why);
 		rc = -1;
 	}
@@ -458,19 +462,14 @@ int acme_renewal_info(struct acme_session *s, const char *cert_id, time_t *start
  * CA's list, for the operator to choose from. */
 static bool offers_profile(const struct acme_session *s, char *err, size_t errlen)
 {
-	char list[ACME_MAX_PROFILES * (ACME_PROFILE_MAX + 2) + 1] = "";
-	size_t used = 0;
-
-	for (size_t i = 0; i < s->dir.nprofiles; i++) {
+	for (size_t i = 0; i < s->dir.nprofiles; i++)
 		if (strcmp(s->dir.profiles[i], s->profile) == 0)
 			return true;
-		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
-					 s->dir.profiles[i]);
-	}
-	snprintf(err, errlen, "--acme-profile %s: %s %s", s->profile, s->directory,
-		 s->dir.nprofiles ? "lists no profile of that name; it lists: " : "lists no profiles");
-	if (s->dir.nprofiles)
-		snprintf(err + strlen(err), errlen - strlen(err), "%s", list);
+	int used = snprintf(err, errlen, "--acme-profile %s: %s lists %s", s->profile, s->directory,
+			    s->dir.nprofiles ? "no profile of that name; it lists: " : "no profiles");
+	for (size_t i = 0; i < s->dir.nprofiles && used >= 0 && (size_t)used < errlen; i++)
+		used += snprintf(err + used, errlen - (size_t)used, "%s%s", i ? ", " : "",
+				 s->dir.profiles[i]);
 	return false;
 }
 

@@ -57,9 +57,6 @@ enum acme_chal_type { ACME_CHAL_HTTP01, ACME_CHAL_TLSALPN01 };
  * with the reason in err. */
 int acme_session_account(struct acme_session *s, char *err, size_t errlen);
 
-/* The directory, once a session: 0, or -1 with the reason in err. */
-int acme_session_directory(struct acme_session *s, char *err, size_t errlen);
-
 /* RFC 9773: the CA's suggested renewal window for the certificate whose
  * ARI identifier is cert_id (acme_cert_info's ari_id), and in
  * s->retry_after the seconds the CA asks before the next look (-1: it
