@@ -38,10 +38,9 @@ struct acme_site {
 	time_t renew_at;                     /* the lifetime rule's, or ARI's */
 	/* ARI (RFC 9773): the stored certificate's identifier ("" when it has
 	 * none or the CA offers no renewalInfo), the next look at its window,
-	 * the last window seen, and the certificate's point in any window. */
+	 * and the last window seen (logged when it moves). */
 	char ari_id[128];
 	time_t ari_at, ari_start, ari_end;
-	double ari_unit;
 	time_t not_after;                    /* of the stored certificate; 0 none */
 	time_t lifetime;
 	unsigned failures;
@@ -129,12 +128,13 @@ static size_t names_of(const struct acme_site *site, const char **out)
 	return site->nnames;
 }
 
-/* A number in [-1, 1] that a certificate keeps: its serial hashed, so
- * that a restart picks the same renewal time (no state needed for it). */
-static double jitter_of(const char *serial)
+/* A number in [-1, 1] that a certificate keeps: its serial (or its ARI
+ * identifier, which holds the serial) hashed, so that a restart picks the
+ * same renewal time (no state needed for it). */
+static double jitter_of(const char *id)
 {
 	unsigned h = 2166136261u;
-	for (const char *p = serial; *p; p++)
+	for (const char *p = id; *p; p++)
 		h = (h ^ (unsigned char)*p) * 16777619u;
 	return (double)(h % 20001) / 10000.0 - 1.0;
 }
@@ -210,9 +210,22 @@ static void evaluate(struct acme_client *a, struct acme_site *site)
 	site->due = site->renew_at;
 	if (info.ari_id[0]) {
 		snprintf(site->ari_id, sizeof(site->ari_id), "%s", info.ari_id);
-		site->ari_unit = (jitter_of(info.serial) + 1.0) / 2.0;
 		site->ari_at = site->due = now;
 	}
+}
+
+/* From when the stored certificate is in danger: under a fifth of its life
+ * left. Renewal never waits past it; a failure after it is an error. */
+static time_t danger_from(const struct acme_site *site)
+{
+	return site->not_after - site->lifetime / 5;
+}
+
+/* Whether an order may name the certificate it replaces: the stored one
+ * has an ARI identifier and this CA's directory has renewalInfo. */
+static bool ari_offered(const struct acme_client *a, const struct acme_site *site)
+{
+	return site->ari_id[0] && a->sess.dir.renewal_info[0];
 }
 
 /* What the metrics show of the site after a look or an attempt. */
@@ -404,7 +417,7 @@ static void failed(struct acme_client *a, struct acme_site *site, const char *wh
 	when_text(site->due, next, sizeof(next));
 	/* Loud once the certificate is in danger: none, expired, or less
 	 * than a fifth of its life left. */
-	bool danger = !site->not_after || site->not_after - now < site->lifetime / 5;
+	bool danger = !site->not_after || now > danger_from(site);
 	log_msg(danger ? LOG_ERROR : LOG_WARN,
 		"acme: site %s (%s%s): order failed: %s; next attempt at %s (failure %u)",
 		site->dir_name, site->names[0], site->nnames > 1 ? ", ..." : "", why, next,
@@ -455,15 +468,15 @@ static bool ari_look(struct acme_client *a, struct acme_site *site)
 		long wait = a->sess.retry_after >= 0 ? a->sess.retry_after : ARI_LOOK_S;
 		wait = wait < ARI_LOOK_MIN_S ? ARI_LOOK_MIN_S : wait > ARI_LOOK_MAX_S ? ARI_LOOK_MAX_S : wait;
 		site->ari_at = now + wait;
-		site->renew_at = start + (time_t)(site->ari_unit * (double)(end - start));
+		/* The certificate's own point in [0, 1]: its identifier holds
+		 * its serial, so the same certificate draws the same time. */
+		double point = (jitter_of(site->ari_id) + 1.0) / 2.0;
+		site->renew_at = start + (time_t)(point * (double)(end - start));
 		/* A window that ends too late for a safe renewal is the CA's
-		 * error, not a reason to let the certificate run out: the
-		 * latest time is where a fifth of its life is left (failed()'s
-		 * threshold for loud logs). */
-		time_t latest = site->not_after - site->lifetime / 5;
-		bool late = site->renew_at > latest;
+		 * error, not a reason to let the certificate run out. */
+		bool late = site->renew_at > danger_from(site);
 		if (late)
-			site->renew_at = latest;
+			site->renew_at = danger_from(site);
 		if (start != site->ari_start || end != site->ari_end) {
 			site->ari_start = start;
 			site->ari_end = end;
@@ -500,7 +513,7 @@ static void attempt(struct acme_client *a, struct acme_site *site)
 	 * it (replaced already, RFC 9773 §5; or another account's, after a
 	 * lost account key), and a renewal must never hang on a hint. */
 	int rc = session_ready(a, err, sizeof(err));
-	bool replaces = site->failures == 0 && site->ari_id[0] && a->sess.dir.renewal_info[0];
+	bool replaces = site->failures == 0 && ari_offered(a, site);
 	if (rc < 0 ||
 	    acme_order_certificate(&a->sess, names, n, a->set.challenge,
 				   replaces ? site->ari_id : NULL, &bundle, &blen, err,
@@ -523,12 +536,12 @@ static void attempt(struct acme_client *a, struct acme_site *site)
 		evaluate(a, site);
 		char at[32];
 		when_text(site->renew_at, at, sizeof(at));
-		bool ari = site->ari_id[0] && a->sess.dir.renewal_info[0];
 		log_msg(LOG_INFO, "acme: site %s (%s%s): certificate %s, serial %s, valid until %s; "
 				  "renewal %s %s",
 			site->dir_name, site->names[0], site->nnames > 1 ? ", ..." : "",
 			renewed ? "renewed" : "issued", info.serial, na,
-			ari ? "in the CA's renewal window (asked for now), else after" : "after",
+			ari_offered(a, site) ? "in the CA's renewal window (asked for now), else after"
+					     : "after",
 			at);
 		cert_status_order(true);
 		publish(site, NULL);
