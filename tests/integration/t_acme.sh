@@ -84,6 +84,20 @@ served_serial() {
 		2>/dev/null | openssl x509 -noout -serial 2>/dev/null | sed 's/^serial=//' |
 		tr 'A-F' 'a-f'
 }
+# file_serial FILE: the serial of the certificate in FILE, as served_serial
+# prints it.
+file_serial() {
+	openssl x509 -in "$1" -noout -serial 2>/dev/null | sed 's/^serial=//' | tr 'A-F' 'a-f'
+}
+# expect_new_serial LABEL NAME OLD [FILE]: a serial is served for NAME and
+# it is not OLD; with FILE, it is FILE's certificate's. (A served_serial
+# that got nothing prints nothing, which differs from any OLD.)
+expect_new_serial() {
+	local now want
+	now=$(served_serial "$2")
+	want=${4:+$(file_serial "$4")}
+	check "$1 ($3 -> ${now:-none})" [ -n "$now" -a "$now" != "$3" -a "${4:+$want}" = "${4:+$now}" ]
+}
 # verified NAME: an HTTPS GET of / for NAME that verifies against the CA's root.
 verified() {
 	curl -sS --max-time 20 --cacert "$PEBBLE_ROOT" --resolve "$1:$TLS_PORT:127.0.0.1" \
@@ -357,8 +371,7 @@ if start_pebble 16 20; then
 		dl=$!
 		wait_until 40 grep -q "certificate renewed" "$KTLSD_LOG"
 		wait_until 10 sh -c "[ \$(grep -c 'certificates reloaded' '$KTLSD_LOG') -ge 2 ]"
-		S2=$(served_serial r.ktlsd.test)
-		expect_ne "renewal: a new serial is served" "$S2" "$S1"
+		expect_new_serial "renewal: a new serial is served" r.ktlsd.test "$S1"
 		check "... and it verifies" sh -c "curl -sS --max-time 20 --cacert '$PEBBLE_ROOT' --resolve r.ktlsd.test:$TLS_PORT:127.0.0.1 https://r.ktlsd.test:$TLS_PORT/ -o /dev/null"
 		wait "$dl"
 		expect_eq "the download spanning the renewal completes" "$?" 0
@@ -427,7 +440,8 @@ elif start_pebble 3600 0; then
 		check "certbot renew: its deploy hook reloads ktlsd" \
 			cb renew --force-renewal --no-random-sleep-on-renew --deploy-hook "kill -HUP $KTLSD_PID"
 		wait_until 10 sh -c "grep -q 'SIGHUP: configuration and certificates reloaded' '$KTLSD_LOG'"
-		expect_ne "... and the renewed certificate is served" "$(served_serial c.ktlsd.test)" "$S1"
+		expect_new_serial "... and the renewed certificate is served" c.ktlsd.test "$S1" \
+			"$LIVE/cert.pem"
 		stop_ktlsd
 	else
 		fail "ktlsd with certbot's certificate" "$(tail -n 3 "$CB/certbot.out" "$KTLSD_LOG" | tr '\n' ' ')"
@@ -496,7 +510,8 @@ if start_pebble 604800 0; then
 		check "... the order says which one it replaces (\"replaces\": \"$id1\")" \
 			grep -Eq "^order .*\"replaces\": ?\"$id1\"" "$ARI/log"
 		wait_until 10 sh -c "[ \"\$(grep -c 'acme: certificates reloaded' '$KTLSD_LOG')\" -ge 2 ]"
-		expect_ne "... and the new certificate is served" "$(served_serial i.ktlsd.test)" "$S1"
+		expect_new_serial "... and the new certificate is served" i.ktlsd.test "$S1" \
+			"$ARI/acme/sites/_top/cert.pem"
 		id2=$(ari_id_of "$ARI/acme/sites/_top/cert.pem")
 		# The proxy logs the request before it answers: the third window
 		# line is ktlsd's, once it has read the answer.
