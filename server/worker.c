@@ -118,8 +118,13 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv,
 		l->retry_op.complete = on_retry;
 	}
 	w->tick_op.complete = on_tick;
-	w->sock_env = (struct sock_env){&w->ring, &w->bufs, &w->rx_ring, &w->pipes,
-					&w->feat, &w->stats, &w->clock.now_ms};
+	w->sock_env = (struct sock_env){.ring = &w->ring,
+					.bufs = &w->bufs,
+					.rx_ring = &w->rx_ring,
+					.pipes = &w->pipes,
+					.feat = &w->feat,
+					.stats = &w->stats,
+					.now_ms = &w->clock.now_ms};
 	filecache_init(&w->files, &w->clock);
 	w->wake_op.complete = on_wake;
 	/* With --user, the pipes for splice are made now, as root: see
@@ -355,6 +360,10 @@ static void publish_stats(struct worker *w, struct worker_snapshot *snap)
 	snap->file_cache_revalidations = fc->revalidations;
 	snap->file_cache_misses = fc->misses;
 	snap->file_cache_mem_hits = fc->mem_hits;
+	size_t used, kept;
+	bufpool_bytes(&w->bufs, &used, &kept);
+	snap->buffer_bytes_used = used;
+	snap->buffer_bytes_kept = kept;
 	stats_publish(w->shown, snap);
 }
 
@@ -369,6 +378,7 @@ static void on_tick(struct ring_op *op, int res, uint32_t flags)
 	w->conn_ops->tick(w, &snap, grace_over ? "shutdown grace period over" : NULL);
 	access_log_flush(&w->alog);
 	bufpool_trim(&w->bufs);
+	sock_env_tick(&w->sock_env);
 	trim_heap_after_burst(w);
 	publish_stats(w, &snap);
 	arm_tick(w);

@@ -114,6 +114,15 @@ void bufpool_trim(struct bufpool *p)
 	}
 }
 
+void bufpool_bytes(const struct bufpool *p, size_t *out, size_t *kept)
+{
+	*out = *kept = 0;
+	for (int i = 0; i < BUFPOOL_CLASSES; i++) {
+		*out += (size_t)p->nout[i] * ((size_t)BUFPOOL_MIN << i);
+		*kept += (size_t)p->nfree[i] * ((size_t)BUFPOOL_MIN << i);
+	}
+}
+
 void bufpool_drain(struct bufpool *p)
 {
 	for (int i = 0; i < BUFPOOL_CLASSES; i++) {

@@ -48,6 +48,11 @@ void bufpool_put(struct bufpool *p, void *buf, size_t cap);
  * them in a class no one used since the last trim. */
 void bufpool_trim(struct bufpool *p);
 
+/* Bytes of the classes' buffers taken and not given back (*out), and
+ * kept free for the next taker (*kept); allocations above the largest
+ * class are not counted. */
+void bufpool_bytes(const struct bufpool *p, size_t *out, size_t *kept);
+
 /* Frees every kept buffer (worker exit). */
 void bufpool_drain(struct bufpool *p);
 

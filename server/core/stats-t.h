@@ -104,6 +104,7 @@ struct worker_stats {
 	uint64_t sendfile_calls;                 /* sendfile(2) of cached file bytes (sock_sendfile) */
 	uint64_t ktls_hangups;                   /* kTLS connections failed by their hang-up watch */
 	uint64_t room_waits;                     /* waits for a full socket, holding no buffer (sock.h) */
+	uint64_t refused_sends;                  /* sends a slow socket took less than half of (sock.h) */
 	uint64_t slow_socks;                     /* connections found slow at a tick (sock_tick) */
 	struct stat_site sites[STAT_SITES];      /* by site slot */
 };
@@ -124,6 +125,7 @@ struct worker_snapshot {
 	uint64_t open_files;                     /* of the file cache and responses */
 	uint64_t file_cache_entries, file_cache_hits, file_cache_revalidations;
 	uint64_t file_cache_misses, file_cache_mem_hits;
+	uint64_t buffer_bytes_used, buffer_bytes_kept; /* the buffer pool (bufpool.h) */
 };
 
 #define WORKER_SNAPSHOT_WORDS (sizeof(struct worker_snapshot) / sizeof(uint64_t))

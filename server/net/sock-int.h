@@ -100,6 +100,11 @@ struct sock {
 	unsigned char *ct;
 	size_t ct_len, ct_sent, ct_cap;
 	bool ct_posted;               /* the send in flight is of ct */
+	/* The send in flight may not wait in the kernel (MSG_DONTWAIT: a
+	 * socket that follows the room, sock_send_park), and how many bytes
+	 * it offered. */
+	bool send_nowait;
+	size_t send_len;
 
 	/* --limit-rate: the bucket every send and splice into the socket asks
 	 * first, and the timer a send waits on for its tokens. */
@@ -119,6 +124,9 @@ struct sock {
 	 * fast, and again from a tick that finds it slow (sock.h,
 	 * SOCK_SLOW_BYTES_PER_S). */
 	bool follow_room;
+	/* The most one send offers while the room is followed: what the
+	 * socket has shown it takes at once (sock_send_done). */
+	size_t take;
 	bool lowat_set;               /* the socket has TCP_NOTSENT_LOWAT */
 	bool counted_slow;            /* in stats->slow_socks */
 	uint64_t tick_sent;           /* bytes_sent at the last tick */
@@ -207,6 +215,13 @@ void sock_wait_room(struct sock *s);
 /* What a socket that said POLLOUT is taken to hold at least: a chunk of
  * SOCK_ROOM_MIN after sock_fits' margins. */
 #define SOCK_POLLED_ROOM (2 * SOCK_ROOM_MIN)
+/* A socket that follows its room is first offered this much in one send;
+ * each send it takes whole doubles it, up to the low-water mark, and one
+ * it takes only part of brings it down to that part (no less than
+ * SOCK_POLLED_ROOM): its room as the kernel counts it says nothing of
+ * the machine's TCP memory, which at 10,000 slow downloads was spent, so
+ * that sockets with room took a few KiB a send. */
+#define SOCK_TAKE_FIRST (64 * 1024)
 
 /* sock_input.c */
 void sock_rx_give_back_if_empty(struct sock *s);

@@ -44,7 +44,8 @@ struct sock *sock_new(const struct sock_env *env, int fd, const struct sock_tls 
 	s->fd = fd;
 	s->splice_fd = -1;
 	s->rx_bid = -1;
-	s->room = SOCK_NOTSENT_LOWAT;
+	s->room = 0; /* asked of the kernel before the first chunk (sock_room) */
+	s->take = SOCK_TAKE_FIRST;
 	s->follow_room = true; /* until it shows it is fast (sock_tick) */
 	s->tick_ms = *env->now_ms;
 	s->wire.fd = fd;
@@ -284,6 +285,12 @@ static uint64_t rate_since_tick(const struct sock *s, uint64_t now_ms)
 	uint64_t ms = now_ms - s->tick_ms;
 
 	return ms ? (s->bytes_sent - s->tick_sent) * 1000 / ms : 0;
+}
+
+void sock_env_tick(struct sock_env *env)
+{
+	env->tcp_tight = env->stats->refused_sends != env->refused_seen;
+	env->refused_seen = env->stats->refused_sends;
 }
 
 void sock_tick(struct sock *s, uint64_t now_ms)

@@ -80,7 +80,16 @@ struct sock_env {
 	const struct ring_features *feat; /* what the ring can do (splice, buffer rings) */
 	struct worker_stats *stats;   /* the worker's counters (stats-t.h) */
 	const uint64_t *now_ms;       /* the worker's clock, read once a loop turn */
+	/* Since the last tick a socket that follows its room took less than
+	 * half of a send its room said it would take (sock_env_tick): the
+	 * machine's TCP memory is spent (net.ipv4.tcp_mem), and such sockets
+	 * are offered small sends (SOCK_TAKE_FIRST). */
+	bool tcp_tight;
+	uint64_t refused_seen;        /* stats->refused_sends at the last tick */
 };
+
+/* The worker's timer (every 250 ms), for what its transports share. */
+void sock_env_tick(struct sock_env *env);
 
 /* A TLS session to start on the socket: the context of the configuration
  * it is accepted under (a reference is taken), and what it may switch to. */
@@ -213,7 +222,10 @@ bool sock_tx_pending(const struct sock *s);
  * than the socket takes, and a socket that takes nothing more waits for
  * POLLOUT holding no buffer: the bytes are still in the file. Twice the
  * sealer's largest send (SEAL_MAX), so that a socket that says POLLOUT
- * takes one whole send.
+ * takes one whole send. The first room is asked too, not assumed, and
+ * such a socket's sends never wait inside the ring: what it does not take
+ * of one waits for POLLOUT in a buffer its own size, and its next sends
+ * are no larger than it has shown it takes (sock_send.c, send_nowait).
  *
  * Only while the client is not shown fast: a fast socket is full for a
  * moment many times a second, and reads cut to its room were smaller and

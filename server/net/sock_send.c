@@ -150,6 +150,9 @@ size_t sock_fits(struct sock *s, size_t want)
 
 	if (fits == SIZE_MAX)
 		return SIZE_MAX;
+	size_t take = s->env->tcp_tight && s->take > SOCK_TAKE_FIRST ? SOCK_TAKE_FIRST : s->take;
+	if (fits > take)
+		fits = take;
 	/* What the socket takes beyond what is queued, less the records'
 	 * headers and tags (22 bytes of 16 KiB under TLS 1.3). */
 	fits = fits > queued ? fits - queued : 0;
@@ -456,13 +459,35 @@ static bool seal_tx(struct sock *s, size_t len)
 	return seal(s, 23, s->wire.tx + s->tx_sent, len);
 }
 
+/* A send that finds the socket full waits inside the ring until the
+ * socket takes all of it, holding its buffer all that while: a slow
+ * client's socket is full most of the time, and at 10,000 slow downloads
+ * the kernel's TCP memory (net.ipv4.tcp_mem) ran out, so the sockets took
+ * far less than their room said and each download held up to 256 KiB of
+ * sealed records and its next chunk in sends parked in the ring (bench/run
+ * --slow 10000: 184 KiB of PSS a download 3 s after the ramp, 263 at its
+ * peak, against nginx's 121). So a socket that follows its room sends with
+ * MSG_DONTWAIT, which makes the ring complete the send with what the
+ * socket took (or -EAGAIN) rather than wait (REQ_F_NOWAIT, io_uring/net.c
+ * since Linux 5.x; checked on 6.1 and 6.18), and what it did not take
+ * waits for POLLOUT in a buffer no larger than it (sock_send_park).
+ * A fast socket, which the kernel drains at once, keeps the parked send:
+ * one operation, no poll. */
+static int send_nowait(struct sock *s, size_t len)
+{
+	s->send_len = len;
+	s->send_nowait = s->follow_room && s->lowat_set && !s->room_unbounded;
+	return s->send_nowait ? MSG_DONTWAIT : 0;
+}
+
 static void post_ct_send(struct sock *s)
 {
 	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
 	int more = s->wire.tx_len > s->tx_sent || s->wire.ctrl ? MSG_MORE : s->send_flags;
+	size_t len = s->ct_len - s->ct_sent;
 
-	io_uring_prep_send(sqe, s->fd, s->ct + s->ct_sent, s->ct_len - s->ct_sent,
-			   MSG_NOSIGNAL | more);
+	io_uring_prep_send(sqe, s->fd, s->ct + s->ct_sent, len,
+			   MSG_NOSIGNAL | more | send_nowait(s, len));
 	ring_op_attach(sqe, &s->send_op);
 	s->send_posted = true;
 	s->ct_posted = true;
@@ -611,6 +636,7 @@ void sock_post_next_send(struct sock *s)
 				more = 0;
 			}
 			struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
+			more |= send_nowait(s, end - s->tx_sent);
 			if (s->holes && gather(s, end))
 				io_uring_prep_sendmsg(sqe, s->fd, &s->holes->msg, MSG_NOSIGNAL | more);
 			else
@@ -644,15 +670,55 @@ void sock_move_on(struct sock *s)
 		s->h->drive(s->ctx);
 }
 
+/* The sealed records a full socket did not take move to a buffer no
+ * larger than they need (they can only be sent, never sealed again: their
+ * sequence numbers are spent). */
+static void ct_shrink(struct sock *s)
+{
+	size_t left = s->ct_len - s->ct_sent, cap;
+
+	if (left == 0 || left > s->ct_cap / 2)
+		return;
+	unsigned char *ct = bufpool_get(s->env->bufs, left, &cap);
+	if (!ct)
+		return;
+	if (cap >= s->ct_cap) {
+		bufpool_put(s->env->bufs, ct, cap);
+		return;
+	}
+	memcpy(ct, s->ct + s->ct_sent, left);
+	bufpool_put(s->env->bufs, s->ct, s->ct_cap);
+	s->ct = ct;
+	s->ct_cap = cap;
+	s->ct_len = left;
+	s->ct_sent = 0;
+}
+
+/* A send the socket did not take all of (send_nowait): the rest waits
+ * for POLLOUT (sock_poll_done posts it again) in as little memory as it
+ * needs, and the buffers that hold nothing go back. */
+static void sock_send_park(struct sock *s)
+{
+	s->room = 0;
+	ct_shrink(s);
+	sock_release_idle_buffers(s);
+	s->env->stats->room_waits++;
+	sock_poll_out(s);
+}
+
 void sock_send_done(struct ring_op *op, int res, uint32_t flags)
 {
 	struct sock *s = container_of(op, struct sock, send_op);
+	bool nowait = s->send_nowait;
 
 	(void)flags;
 	s->send_posted = false;
+	s->send_nowait = false;
 	s->wire.tx_busy = false;
 	if (s->closing)
 		goto out;
+	if (res == -EAGAIN && nowait)
+		res = 0;
 	if (res == -EFAULT && s->holes) {
 		/* Mapped file pages (sock_out_map) past the end of a file that
 		 * shrank: told as a splice that found the file short. */
@@ -674,6 +740,17 @@ void sock_send_done(struct ring_op *op, int res, uint32_t flags)
 		s->tx_sent += (size_t)res;
 	}
 	sock_account_sent(s, STAT_VIA_SEND, res);
+	if (nowait && (size_t)res < s->send_len) {
+		s->take = (size_t)res > SOCK_POLLED_ROOM ? (size_t)res : SOCK_POLLED_ROOM;
+		/* Less than half: not the records' overhead in the kernel's
+		 * count of the room (an skb's truesize), but a refusal. */
+		if ((size_t)res < s->send_len / 2)
+			s->env->stats->refused_sends++;
+		sock_send_park(s);
+		goto out;
+	}
+	if (nowait && s->take < SOCK_NOTSENT_LOWAT)
+		s->take *= 2;
 	sock_move_on(s);
 out:
 	sock_release(s);

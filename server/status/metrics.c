@@ -81,6 +81,7 @@ static const char *const tls_done_names[] = {"kernel", "user"};   /* ktls_tx, kt
 static const char *const body_names[] = {"copy", "splice"};       /* body_copy, body_splice */
 static const char *const ring_names[] = {"send", "splice", "read", "recv"}; /* *_ops */
 static const char *const cache_names[] = {"hit", "revalidated", "miss"};
+static const char *const bufstate_names[] = {"used", "kept"}; /* buffer_bytes_* */
 
 #define SNAP(field) offsetof(struct worker_snapshot, field)
 #define ADJACENT(a, b) (SNAP(b) == SNAP(a) + sizeof(uint64_t))
@@ -93,6 +94,7 @@ _Static_assert(ADJACENT(stats.send_ops, stats.splice_ops) &&
 _Static_assert(ADJACENT(file_cache_hits, file_cache_revalidations) &&
 		   ADJACENT(file_cache_revalidations, file_cache_misses),
 	       "file_cache_hits, file_cache_revalidations, file_cache_misses");
+_Static_assert(ADJACENT(buffer_bytes_used, buffer_bytes_kept), "buffer_bytes_used, _kept");
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -116,6 +118,7 @@ static const struct dim d_tls_done = DIM("tls", tls_done_names);
 static const struct dim d_body = DIM("path", body_names);
 static const struct dim d_ring = DIM("op", ring_names);
 static const struct dim d_cache = DIM("result", cache_names);
+static const struct dim d_bufstate = DIM("state", bufstate_names);
 
 /* A family of per-worker series: the words at off in a snapshot, indexed
  * [i][j] by its dimensions (none, one or two). */
@@ -159,9 +162,15 @@ static const struct family families[] = {
      "splices, counted in ktlsd_ring_operations_total).",
      SNAP(stats.sendfile_calls), NULL, NULL},
     {"ktlsd_socket_full_waits_total", "counter",
-     "Times a response waited for room in a full socket holding no send buffer (a slow "
-     "client: the file's next bytes are read only once the socket takes them).",
+     "Times a response waited for room in a full socket holding no buffer but what the "
+     "socket did not take of its last send (a slow client: the file's next bytes are read "
+     "only once the socket takes them).",
      SNAP(stats.room_waits), NULL, NULL},
+    {"ktlsd_refused_sends_total", "counter",
+     "Sends of a slow or new connection that its socket took less than half of, though "
+     "its room said it would take them: the machine's TCP memory (net.ipv4.tcp_mem) is "
+     "spent. Until a tick passes without one, such connections send at most 64 KiB at once.",
+     SNAP(stats.refused_sends), NULL, NULL},
     {"ktlsd_slow_connections_total", "counter",
      "Times a connection was found slow (its socket full, under 4 MiB/s accepted over a "
      "250 ms tick): from then on it holds send buffers only while its socket takes bytes.",
@@ -189,6 +198,11 @@ static const struct family families[] = {
      SNAP(open_files), NULL, NULL},
     {"ktlsd_file_cache_entries", "gauge", "Entries of the worker's open-file cache.",
      SNAP(file_cache_entries), NULL, NULL},
+    {"ktlsd_buffer_bytes", "gauge",
+     "Bytes of pooled I/O buffers (send buffers, sealed records, plaintext stages, HTTP/2 "
+     "batches, received bytes), by state: used (held by connections) or kept (free, "
+     "kept for the next taker; trimmed every tick to the recent peak of use).",
+     SNAP(buffer_bytes_used), &d_bufstate, NULL},
     {"ktlsd_file_cache_lookups_total", "counter",
      "File cache lookups: hit (trusted), revalidated (one stat), miss (opened).",
      SNAP(file_cache_hits), &d_cache, NULL},
@@ -482,6 +496,8 @@ static void json_snapshot(struct metrics_buf *b, const struct worker_snapshot *s
 		       (unsigned long long)s->file_cache_entries);
 	json_values(b, "lookups", &d_cache, s, SNAP(file_cache_hits));
 	metrics_printf(b, ",\"memory_hits\":%llu}},", (unsigned long long)s->file_cache_mem_hits);
+	json_values(b, "buffer_bytes", &d_bufstate, s, SNAP(buffer_bytes_used));
+	metrics_printf(b, ",");
 	json_values(b, "ring_operations", &d_ring, s, SNAP(stats.send_ops));
 }
 

@@ -63,6 +63,24 @@ START_TEST(test_steady_load_keeps_its_buffers)
 }
 END_TEST
 
+/* What the metric ktlsd_buffer_bytes shows: bytes taken, bytes kept. */
+START_TEST(test_bytes_used_and_kept)
+{
+	size_t used, kept;
+
+	take(10);
+	give(4);
+	bufpool_bytes(&pool, &used, &kept);
+	ck_assert_uint_eq(used, 6 * ((size_t)BUFPOOL_MIN << CLASS));
+	ck_assert_uint_eq(kept, 4 * ((size_t)BUFPOOL_MIN << CLASS));
+	for (unsigned i = 4; i < 10; i++)
+		bufpool_put(&pool, held[i], BIG);
+	bufpool_bytes(&pool, &used, &kept);
+	ck_assert_uint_eq(used, 0);
+	ck_assert_uint_eq(kept, 10 * ((size_t)BUFPOOL_MIN << CLASS));
+}
+END_TEST
+
 START_TEST(test_idle_class_gives_all_back)
 {
 	take(50);
@@ -100,6 +118,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_steady_load_keeps_its_buffers);
+	tcase_add_test(tc, test_bytes_used_and_kept);
 	tcase_add_test(tc, test_idle_class_gives_all_back);
 	tcase_add_test(tc, test_lower_load_gives_back_the_rest);
 	suite_add_tcase(s, tc);

@@ -30,6 +30,8 @@ static void fill(struct worker_snapshot *w, uint64_t base)
 	w->open_files = base + 15;
 	w->file_cache_misses = base + 16;
 	w->file_cache_mem_hits = base + 17;
+	w->buffer_bytes_kept = base + 18;
+	w->stats.refused_sends = base + 19;
 }
 
 static struct metrics_view view(const struct worker_snapshot *w, unsigned n)
@@ -91,6 +93,9 @@ START_TEST(test_prometheus_series)
 	has_line(&b, "ktlsd_timeouts_total{worker=\"0\",kind=\"send\"} 10");
 	has_line(&b, "ktlsd_limit_hits_total{worker=\"0\",limit=\"h2_flood\"} 11");
 	has_line(&b, "ktlsd_truncated_responses_total{worker=\"0\"} 12");
+	has_line(&b, "ktlsd_buffer_bytes{worker=\"1\",state=\"kept\"} 118");
+	has_line(&b, "ktlsd_buffer_bytes{worker=\"0\",state=\"used\"} 0");
+	has_line(&b, "ktlsd_refused_sends_total{worker=\"0\"} 19");
 	has_line(&b, "ktlsd_connections{worker=\"0\",state=\"idle\"} 13");
 	has_line(&b, "ktlsd_connections_tls{worker=\"1\",tls=\"none\"} 114");
 	has_line(&b, "ktlsd_open_files{worker=\"0\"} 15");
@@ -223,7 +228,8 @@ START_TEST(test_json_totals)
 			      "\"completed\":{\"kernel\":0,\"user\":114}}"));
 	ck_assert(strstr(b.p, "\"files\":{\"open\":130,\"cache\":{\"entries\":0,"
 			      "\"lookups\":{\"hit\":0,\"revalidated\":0,\"miss\":132},"
-			      "\"memory_hits\":134}}"));
+			      "\"memory_hits\":134}},"
+			      "\"buffer_bytes\":{\"used\":0,\"kept\":136},"));
 	ck_assert_str_eq(b.p + strlen(b.p) - 4, "}]}\n");
 	metrics_buf_free(&b);
 }

@@ -131,7 +131,7 @@ static struct bufpool pool;
 static struct worker_stats stats;
 static struct ring_features feat;
 static uint64_t now_ms;
-static const struct sock_env env = {
+static struct sock_env env = {
     .ring = &ring,
     .bufs = &pool,
     .feat = &feat,
@@ -149,6 +149,8 @@ static void setup(void)
 	ring_in_memory();
 	pool = (struct bufpool){0};
 	stats = (struct worker_stats){0};
+	env.tcp_tight = false;
+	env.refused_seen = 0;
 	now_ms = 1000;
 	own = (struct owner){0};
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
@@ -686,6 +688,141 @@ START_TEST(test_ktls_hangup_watch)
 }
 END_TEST
 
+/* ---- a socket that follows its room: sends never wait in the ring ---- */
+
+/* As sock_room leaves a TCP socket it asked (a Unix one has no
+ * TCP_NOTSENT_LOWAT, and would not follow its room at all). */
+static void as_following_room(void)
+{
+	s->follow_room = true;
+	s->lowat_set = true;
+}
+
+/* The transport waits for POLLOUT: a poll is the one operation posted. */
+static void expect_poll_out(void)
+{
+	struct io_uring_sqe sqe = take();
+
+	ck_assert_uint_eq(sqe.opcode, IORING_OP_POLL_ADD);
+	ck_assert_int_eq(sqe.fd, s->fd);
+	ck_assert(!posted());
+	ck_assert(sock_busy(s));
+	complete(&sqe, POLLOUT);
+}
+
+/* Each send says MSG_DONTWAIT; one the socket took nothing of (-EAGAIN)
+ * or part of waits for POLLOUT, not in the ring, and goes on from where it
+ * stopped; the protocol moves on only once all of it left. */
+START_TEST(test_room_send_does_not_wait)
+{
+	as_following_room();
+	queue("hello, world");
+	send_queued(0);
+	struct io_uring_sqe sqe = take();
+	expect_send(&sqe, s->wire.tx, 12, MSG_DONTWAIT);
+	complete(&sqe, -EAGAIN);
+	ck_assert_ptr_null(own.failed);
+	ck_assert_uint_eq(stats.room_waits, 1);
+	ck_assert_uint_eq(stats.refused_sends, 1);
+	ck_assert_uint_eq(s->take, SOCK_POLLED_ROOM);
+	expect_poll_out();
+
+	sqe = take();
+	expect_send(&sqe, s->wire.tx, 12, MSG_DONTWAIT);
+	complete(&sqe, 8); /* two thirds: the kernel's overhead, no refusal */
+	ck_assert_uint_eq(stats.refused_sends, 1);
+	ck_assert_uint_eq(own.drives, 0);
+	expect_poll_out();
+
+	sqe = take();
+	expect_send(&sqe, s->wire.tx + 8, 4, MSG_DONTWAIT);
+	complete(&sqe, 4);
+	ck_assert(!posted());
+	ck_assert(!sock_tx_pending(s));
+	ck_assert_uint_eq(own.drives, 1);
+	ck_assert_uint_eq(sock_bytes_sent(s), 12);
+	ck_assert_uint_eq(stats.room_waits, 2);
+	ck_assert_uint_eq(s->take, 2 * SOCK_POLLED_ROOM); /* taken whole: it doubles */
+	ck_assert_ptr_null(own.failed);
+}
+END_TEST
+
+/* A fast socket (or one not yet asked) keeps the send that waits in the
+ * ring: one operation, no poll. */
+START_TEST(test_fast_send_waits_in_ring)
+{
+	as_following_room();
+	sock_stop_following_room(s);
+	queue("hello");
+	send_queued(0);
+	struct io_uring_sqe sqe = take();
+	expect_send(&sqe, s->wire.tx, 5, 0);
+	complete(&sqe, 5);
+	ck_assert(!posted());
+	ck_assert_uint_eq(own.drives, 1);
+}
+END_TEST
+
+/* Records sealed and not taken move to a buffer their own size, and leave
+ * from it, byte for byte, once the socket has room. */
+START_TEST(test_room_sealed_rest_shrinks)
+{
+	enum { PLAIN = 40000, LEFT = 1000 };
+	static char plain[PLAIN + 1];
+	static unsigned char rest[LEFT];
+
+	memset(plain, 'p', PLAIN);
+	s->wire.seal_allowed = true;
+	ck_assert_int_eq(BIO_ctrl(bio, SET_KTLS, 1, (void *)&sealer_keys), 1);
+	as_following_room();
+	queue(plain);
+	send_queued(0);
+	struct io_uring_sqe sqe = take();
+	ck_assert_uint_eq(s->ct_cap, 64 * 1024);
+	size_t sealed = s->ct_len;
+	expect_send(&sqe, s->ct, sealed, MSG_DONTWAIT);
+	memcpy(rest, s->ct + sealed - LEFT, LEFT);
+	complete(&sqe, (int)(sealed - LEFT));
+	ck_assert_uint_eq(s->ct_cap, 16 * 1024);
+	ck_assert_uint_eq(s->ct_len, LEFT);
+	ck_assert_uint_eq(s->wire.tx_cap, 0); /* tx held nothing: given back */
+	ck_assert_uint_eq(own.drives, 0);
+	expect_poll_out();
+
+	sqe = take();
+	expect_send(&sqe, s->ct, LEFT, MSG_DONTWAIT);
+	ck_assert_int_eq(memcmp(s->ct, rest, LEFT), 0);
+	/* Records alone in flight: the protocol may fill tx meanwhile. */
+	ck_assert_uint_eq(own.drives, 1);
+	complete(&sqe, LEFT);
+	ck_assert(!posted());
+	ck_assert(!sock_tx_pending(s));
+	ck_assert_uint_eq(own.drives, 2);
+	ck_assert_ptr_null(own.failed);
+}
+END_TEST
+
+/* A chunk is no larger than the socket has shown it takes, and no larger
+ * than SOCK_TAKE_FIRST in a tick after a refusal. */
+START_TEST(test_room_take_bounds_chunks)
+{
+	as_following_room();
+	s->room = 1u << 20;
+	ck_assert_uint_eq(s->take, SOCK_TAKE_FIRST);
+	ck_assert_uint_eq(sock_fits(s, 256 * 1024), SOCK_TAKE_FIRST - SOCK_TAKE_FIRST / 512);
+	s->take = 2u << 20;
+	ck_assert_uint_eq(sock_fits(s, 256 * 1024), (1u << 20) - (1u << 20) / 512);
+
+	stats.refused_sends++;
+	sock_env_tick(&env);
+	ck_assert(env.tcp_tight);
+	ck_assert_uint_eq(sock_fits(s, 256 * 1024), SOCK_TAKE_FIRST - SOCK_TAKE_FIRST / 512);
+	sock_env_tick(&env); /* a tick without one */
+	ck_assert(!env.tcp_tight);
+	ck_assert_uint_eq(sock_fits(s, 256 * 1024), (1u << 20) - (1u << 20) / 512);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("sock_send");
@@ -703,6 +840,10 @@ int main(void)
 	tcase_add_test(tc, test_gather_ends_at_record);
 	tcase_add_test(tc, test_ktls_hangup_stops_sends);
 	tcase_add_test(tc, test_ktls_hangup_watch);
+	tcase_add_test(tc, test_room_send_does_not_wait);
+	tcase_add_test(tc, test_fast_send_waits_in_ring);
+	tcase_add_test(tc, test_room_sealed_rest_shrinks);
+	tcase_add_test(tc, test_room_take_bounds_chunks);
 	suite_add_tcase(su, tc);
 	return check_run(su);
 }
