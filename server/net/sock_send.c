@@ -468,8 +468,9 @@ static bool seal_tx(struct sock *s, size_t len)
  * --slow 10000: 184 KiB of PSS a download 3 s after the ramp, 263 at its
  * peak, against nginx's 121). So a socket that follows its room sends with
  * MSG_DONTWAIT, which makes the ring complete the send with what the
- * socket took (or -EAGAIN) rather than wait (REQ_F_NOWAIT, io_uring/net.c
- * since Linux 5.x; checked on 6.1 and 6.18), and what it did not take
+ * socket took (or -EAGAIN) rather than wait (io_sendmsg_prep sets
+ * REQ_F_NOWAIT for it: io_uring/net.c in 6.1, io_uring.c before; tried on
+ * 6.18, test_sock_send has the rest), and what it did not take
  * waits for POLLOUT in a buffer no larger than it (sock_send_park).
  * A fast socket, which the kernel drains at once, keeps the parked send:
  * one operation, no poll. */
