@@ -101,10 +101,13 @@ struct sock {
 	size_t ct_len, ct_sent, ct_cap;
 	bool ct_posted;               /* the send in flight is of ct */
 	/* The send in flight may not wait in the kernel (MSG_DONTWAIT: a
-	 * socket that follows the room, sock_send_park), and how many bytes
-	 * it offered. */
+	 * socket that follows the room, sock_send_park), how many bytes it
+	 * offered, and whether the room said the socket takes them all. */
 	bool send_nowait;
 	size_t send_len;
+	bool send_promised;
+	bool resend;                  /* the next send follows a wait for POLLOUT */
+	bool ring_waits;              /* sends wait in the ring until one takes bytes */
 
 	/* --limit-rate: the bucket every send and splice into the socket asks
 	 * first, and the timer a send waits on for its tokens. */

@@ -237,7 +237,10 @@ int sock_write(struct sock *s, const void *data, size_t len)
 
 void sock_send(struct sock *s, int msg_flags)
 {
-	if (s->closing || s->send_posted || s->ctrl_posted || s->pace_posted)
+	/* Busy includes a wait for POLLOUT (sock_send_park, sock_wait_room):
+	 * a send posted beside it would find the socket full and park again,
+	 * a second poll on the one poll_op. */
+	if (s->closing || sock_busy(s))
 		return;
 	/* User-space TLS: seal the stage into tx once the previous chunk's
 	 * ciphertext has left, so the next file read fills the stage while
@@ -477,7 +480,8 @@ static bool seal_tx(struct sock *s, size_t len)
 static int send_nowait(struct sock *s, size_t len)
 {
 	s->send_len = len;
-	s->send_nowait = s->follow_room && s->lowat_set && !s->room_unbounded;
+	s->send_nowait = s->follow_room && s->lowat_set && !s->room_unbounded && !s->ring_waits;
+	s->send_promised = s->room >= len;
 	return s->send_nowait ? MSG_DONTWAIT : 0;
 }
 
@@ -574,8 +578,7 @@ void sock_post_next_send(struct sock *s)
 {
 	struct tls_wire *wi = &s->wire;
 
-	if (s->closing || s->send_posted || s->ctrl_posted || s->pace_posted ||
-	    sock_ktls_hung_up(s))
+	if (s->closing || sock_busy(s) || sock_ktls_hung_up(s))
 		return;
 	for (;;) {
 		size_t end = wi->tx_len;
@@ -700,6 +703,7 @@ static void ct_shrink(struct sock *s)
  * needs, and the buffers that hold nothing go back. */
 static void sock_send_park(struct sock *s)
 {
+	s->resend = true;
 	s->room = 0;
 	ct_shrink(s);
 	sock_release_idle_buffers(s);
@@ -710,11 +714,12 @@ static void sock_send_park(struct sock *s)
 void sock_send_done(struct ring_op *op, int res, uint32_t flags)
 {
 	struct sock *s = container_of(op, struct sock, send_op);
-	bool nowait = s->send_nowait;
+	bool nowait = s->send_nowait, resend = s->resend;
 
 	(void)flags;
 	s->send_posted = false;
 	s->send_nowait = false;
+	s->resend = false;
 	s->wire.tx_busy = false;
 	if (s->closing)
 		goto out;
@@ -741,12 +746,28 @@ void sock_send_done(struct ring_op *op, int res, uint32_t flags)
 		s->tx_sent += (size_t)res;
 	}
 	sock_account_sent(s, STAT_VIA_SEND, res);
+	if (res > 0)
+		s->ring_waits = false;
 	if (nowait && (size_t)res < s->send_len) {
-		s->take = (size_t)res > SOCK_POLLED_ROOM ? (size_t)res : SOCK_POLLED_ROOM;
-		/* Less than half: not the records' overhead in the kernel's
-		 * count of the room (an skb's truesize), but a refusal. */
-		if ((size_t)res < s->send_len / 2)
-			s->env->stats->refused_sends++;
+		if (s->send_promised) {
+			/* Taken less of than its room said: it takes no more
+			 * at once for now; less than half is not the records'
+			 * overhead in the kernel's count (an skb's truesize)
+			 * but a refusal. */
+			s->take = (size_t)res > SOCK_POLLED_ROOM ? (size_t)res : SOCK_POLLED_ROOM;
+			if ((size_t)res < s->send_len / 2)
+				s->env->stats->refused_sends++;
+		}
+		if (res == 0 && resend) {
+			/* POLLOUT came and still nothing was taken (kTLS needs
+			 * TCP memory for a whole record, which plain TCP's
+			 * tcp_wmem[0] floor does not give it): waiting for
+			 * POLLOUT again would spin, so this send waits in the
+			 * ring, holding its buffer, as a fast socket's does. */
+			s->ring_waits = true;
+			sock_move_on(s);
+			goto out;
+		}
 		sock_send_park(s);
 		goto out;
 	}

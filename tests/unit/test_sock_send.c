@@ -712,10 +712,12 @@ static void expect_poll_out(void)
 
 /* Each send says MSG_DONTWAIT; one the socket took nothing of (-EAGAIN)
  * or part of waits for POLLOUT, not in the ring, and goes on from where it
- * stopped; the protocol moves on only once all of it left. */
+ * stopped; the protocol moves on only once all of it left. While it waits
+ * the sock is busy: a send asked for meanwhile posts nothing. */
 START_TEST(test_room_send_does_not_wait)
 {
 	as_following_room();
+	s->room = 1u << 20; /* as the kernel last said */
 	queue("hello, world");
 	send_queued(0);
 	struct io_uring_sqe sqe = take();
@@ -723,12 +725,14 @@ START_TEST(test_room_send_does_not_wait)
 	complete(&sqe, -EAGAIN);
 	ck_assert_ptr_null(own.failed);
 	ck_assert_uint_eq(stats.room_waits, 1);
-	ck_assert_uint_eq(stats.refused_sends, 1);
+	ck_assert_uint_eq(stats.refused_sends, 1); /* its room said it took them */
 	ck_assert_uint_eq(s->take, SOCK_POLLED_ROOM);
+	send_queued(0);
 	expect_poll_out();
 
 	sqe = take();
 	expect_send(&sqe, s->wire.tx, 12, MSG_DONTWAIT);
+	s->room = 1u << 20;
 	complete(&sqe, 8); /* two thirds: the kernel's overhead, no refusal */
 	ck_assert_uint_eq(stats.refused_sends, 1);
 	ck_assert_uint_eq(own.drives, 0);
@@ -743,6 +747,41 @@ START_TEST(test_room_send_does_not_wait)
 	ck_assert_uint_eq(sock_bytes_sent(s), 12);
 	ck_assert_uint_eq(stats.room_waits, 2);
 	ck_assert_uint_eq(s->take, 2 * SOCK_POLLED_ROOM); /* taken whole: it doubles */
+	ck_assert_ptr_null(own.failed);
+}
+END_TEST
+
+/* A send the room did not promise (a head behind a full queue) that the
+ * socket does not take is no refusal, and says nothing of what it takes;
+ * and one that still takes nothing after POLLOUT waits in the ring, since
+ * a socket that says POLLOUT and takes nothing would spin. */
+START_TEST(test_room_unpromised_and_spin)
+{
+	as_following_room();
+	queue("head");
+	send_queued(0);
+	struct io_uring_sqe sqe = take();
+	expect_send(&sqe, s->wire.tx, 4, MSG_DONTWAIT);
+	complete(&sqe, -EAGAIN);
+	ck_assert_uint_eq(stats.refused_sends, 0);
+	ck_assert_uint_eq(s->take, SOCK_TAKE_FIRST);
+	expect_poll_out();
+
+	sqe = take();
+	expect_send(&sqe, s->wire.tx, 4, MSG_DONTWAIT);
+	complete(&sqe, -EAGAIN);
+	sqe = take();
+	expect_send(&sqe, s->wire.tx, 4, 0); /* no poll: in the ring */
+	ck_assert(!posted());
+	complete(&sqe, 4);
+	ck_assert(!posted());
+	ck_assert_uint_eq(own.drives, 1);
+
+	queue("next"); /* a send that took bytes ends it */
+	send_queued(0);
+	sqe = take();
+	expect_send(&sqe, s->wire.tx, 4, MSG_DONTWAIT);
+	complete(&sqe, 4);
 	ck_assert_ptr_null(own.failed);
 }
 END_TEST
@@ -841,6 +880,7 @@ int main(void)
 	tcase_add_test(tc, test_ktls_hangup_stops_sends);
 	tcase_add_test(tc, test_ktls_hangup_watch);
 	tcase_add_test(tc, test_room_send_does_not_wait);
+	tcase_add_test(tc, test_room_unpromised_and_spin);
 	tcase_add_test(tc, test_fast_send_waits_in_ring);
 	tcase_add_test(tc, test_room_sealed_rest_shrinks);
 	tcase_add_test(tc, test_room_take_bounds_chunks);
