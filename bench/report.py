@@ -558,8 +558,8 @@ def main():
         md.append("**Partial run:** " + " ".join(partial.splitlines()) +
                   " What was measured before that is below.")
         md.append("")
-    md.append("Servers: %s. Each cell is the median of its repetitions (servers alternating "
-              "A B A B), the server pinned to one core and the load generator to the others. "
+    md.append("Servers: %s. Each cell is the median of its repetitions (servers alternating, "
+              "the order turned one place each repetition: A B C, B C A, ...), the server pinned to one core and the load generator to the others. "
               "\"per server CPU-s\" divides the work by the CPU time the server itself used "
               "(from /proc), which stays fair when the client is the bottleneck; a cell where "
               "the server used less than %d%% of its core is marked client-bound when the client "
