@@ -210,8 +210,9 @@ void sock_stop_following_room(struct sock *s);
 size_t sock_fits(struct sock *s, size_t want);
 /* Bytes queued in the transport that the socket has not accepted yet. */
 size_t sock_queued(const struct sock *s);
-/* Nothing is queued and the socket takes too little: wait for POLLOUT
- * (busy until then; drive() follows), giving back the empty buffers. */
+/* The socket takes too little: wait for POLLOUT (busy until then; drive()
+ * follows), giving back the empty buffers. Nothing is queued (sock_fits),
+ * or what is queued is the rest of a send (sock_send_park). */
 void sock_wait_room(struct sock *s);
 /* Less than this much room is not worth a read and a send: wait. */
 #define SOCK_ROOM_MIN (16 * 1024)

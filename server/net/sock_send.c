@@ -676,7 +676,8 @@ void sock_move_on(struct sock *s)
 
 /* The sealed records a full socket did not take move to a buffer no
  * larger than they need (they can only be sent, never sealed again: their
- * sequence numbers are spent). */
+ * sequence numbers are spent). At most half of ct_cap, they fit a smaller
+ * class (bufpool.h), or an allocation of exactly their size. */
 static void ct_shrink(struct sock *s)
 {
 	size_t left = s->ct_len - s->ct_sent, cap;
@@ -686,10 +687,6 @@ static void ct_shrink(struct sock *s)
 	unsigned char *ct = bufpool_get(s->env->bufs, left, &cap);
 	if (!ct)
 		return;
-	if (cap >= s->ct_cap) {
-		bufpool_put(s->env->bufs, ct, cap);
-		return;
-	}
 	memcpy(ct, s->ct + s->ct_sent, left);
 	bufpool_put(s->env->bufs, s->ct, s->ct_cap);
 	s->ct = ct;
@@ -704,11 +701,8 @@ static void ct_shrink(struct sock *s)
 static void sock_send_park(struct sock *s)
 {
 	s->resend = true;
-	s->room = 0;
 	ct_shrink(s);
-	sock_release_idle_buffers(s);
-	s->env->stats->room_waits++;
-	sock_poll_out(s);
+	sock_wait_room(s);
 }
 
 void sock_send_done(struct ring_op *op, int res, uint32_t flags)
