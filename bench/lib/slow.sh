@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # The slow-clients cell (issue 22: "thousands of slow clients at the cost of
-# a few"): N HTTPS (TLS 1.3, AES-128-GCM) HTTP/1.1 downloads of one cached
+# a few"): N HTTPS (TLS 1.3, AES-128-GCM) HTTP/1.1 or HTTP/2 downloads of one cached
 # file of SLOW_MIB MiB at once, each read at SLOW_RATE bytes a second, for
 # SLOW_SECS seconds, by bench/tools/slowload.c: one epoll thread on the
 # client core, a token bucket per connection, so a connection out of tokens
@@ -81,15 +81,17 @@ slow_kib_per() {
 	fdiv "$(($1 - $2))" "$3" 1
 }
 
-# cell_slow CELL N: N slow downloads of slow.bin from the server started
-# last (bench/run starts it fresh, with the file-descriptor limit raised).
+# cell_slow CELL N PROTO: N slow downloads of slow.bin over PROTO (h1 or
+# h2: one stream a connection) from the server started last (bench/run
+# starts it fresh, with the file-descriptor limit raised).
 # Rows: pss_per_dl_ready and pss_per_dl_end (KiB), cpu_s_per_gb, throughput
 # (MB/s delivered, and per server CPU-second), paced_share (delivered over
 # N x SLOW_RATE x seconds: 1 when every client got its rate) and ready_s
 # (seconds until every connection had body bytes).
 cell_slow() {
-	local cell=$1 n=$2 conf size ver=size note="" before t0 t_ready="" ready_s="" mem_ready="" mem_end=""
+	local cell=$1 n=$2 h2=() curl_proto=--http1.1 alpn=http/1.1 conf size ver=size note="" before t0 t_ready="" ready_s="" mem_ready="" mem_end=""
 	local c_ready c_end q_ready="" a_ready a_end q_end
+	[ "$3" = h2 ] && h2=(-2) curl_proto=--http2 alpn=h2
 	size=$(stat -c %s "$ROOT/slow.bin")
 	if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt $((n + 64)) ]; then
 		na_row slow "$cell" pss_per_dl_ready KiB "needs $((n + 64)) file descriptors; hard limit $(ulimit -Hn)"
@@ -100,7 +102,7 @@ cell_slow() {
 	# listens) before the reading every other one is measured against.
 	sleep 1
 	before=$(mem_kib "$SRV_PID")
-	note_cmd "OPENSSL_CONF=$(basename "$conf") slowload -p PORT -u /slow.bin -c $n -r $SLOW_RATE -d $SLOW_SECS -w READY   # $cell; PSS of the server's processes before, $SLOW_SETTLE s after READY and $SLOW_TAIL s before the end"
+	note_cmd "OPENSSL_CONF=$(basename "$conf") slowload ${h2[*]:+${h2[*]} }-p PORT -u /slow.bin -c $n -r $SLOW_RATE -d $SLOW_SECS -w READY   # $cell; PSS of the server's processes before, $SLOW_SETTLE s after READY and $SLOW_TAIL s before the end"
 	rm -f "$WORK/slow.ready"
 	m_begin
 	t0=$(now_s)
@@ -108,7 +110,7 @@ cell_slow() {
 	# descriptor limit to N + 64).
 	(
 		export OPENSSL_CONF=$conf
-		exec taskset -c "$CLIENT_CPUS" "$SLOWLOAD" -p "$SRV_PORT" -u /slow.bin -c "$n" \
+		exec taskset -c "$CLIENT_CPUS" "$SLOWLOAD" "${h2[@]}" -p "$SRV_PORT" -u /slow.bin -c "$n" \
 			-r "$SLOW_RATE" -d "$SLOW_SECS" -w "$WORK/slow.ready"
 	) >"$WORK/slow.out" 2>&1 &
 	SLOW_PID=$!
@@ -150,7 +152,7 @@ cell_slow() {
 	cipher=$(sed -n 's/.* cipher=\([^ ]*\).*/\1/p' <<<"$out")
 	# The bytes: one download checked byte for byte afterwards (so that it
 	# is not in the memory readings), and the server still serves.
-	verify_download "https://127.0.0.1:$SRV_PORT/slow.bin" "$WORK/sha/slow.bin" "$conf" --http1.1
+	verify_download "https://127.0.0.1:$SRV_PORT/slow.bin" "$WORK/sha/slow.bin" "$conf" "$curl_proto"
 	# Every client connected, got a 200 and body bytes, and none failed;
 	# and none ended early where no download can end in the time.
 	if [ "${conns:-}" != "$n" ] || [ "${est:-}" != "$n" ] || [ "${errs:-1}" != 0 ]; then
@@ -161,6 +163,7 @@ cell_slow() {
 		ver=FAIL note="${note}the server ended ${done_:-?} downloads early; "
 	fi
 	[ "$proto" = TLSv1.3 ] || ver=FAIL note="${note}slowload negotiated ${proto:-?}; "
+	[[ $out == *" alpn=$alpn" ]] || ver=FAIL note="${note}slowload did not speak $alpn; "
 	[ -n "$t_ready" ] && [ -z "$mem_end" ] && note="${note}slowload ended before the second memory reading; "
 	note="${note}slowload: $out; PSS before ${before} KiB, at ready ${mem_ready:-?} KiB, near the end ${mem_end:-?} KiB"
 	local per_ready per_end gb mbs share steady="" sndq=""
