@@ -203,10 +203,11 @@ bool sock_shown_fast(const struct sock *s);
 /* Shown fast: reads no longer follow the room, and the socket loses its
  * low-water mark. */
 void sock_stop_following_room(struct sock *s);
-/* How many bytes a new body chunk of want may hold (sock_body_room):
- * SIZE_MAX (no limit), or what the socket takes beyond what is queued; 0
- * when that is too little (SOCK_ROOM_MIN), after sock_wait_room if nothing
- * is queued whose send would bring the next turn. */
+/* How many bytes a new body chunk or batch of want may hold
+ * (sock_body_room, sock_batch_open): SIZE_MAX (no limit), or what the
+ * socket takes beyond what is queued; 0 when that is too little
+ * (SOCK_ROOM_MIN), after sock_wait_room if nothing is queued whose send
+ * would bring the next turn. */
 size_t sock_fits(struct sock *s, size_t want);
 /* Bytes queued in the transport that the socket has not accepted yet. */
 size_t sock_queued(const struct sock *s);
@@ -219,6 +220,12 @@ void sock_wait_room(struct sock *s);
 /* What a socket that said POLLOUT is taken to hold at least: a chunk of
  * SOCK_ROOM_MIN after sock_fits' margins. */
 #define SOCK_POLLED_ROOM (2 * SOCK_ROOM_MIN)
+/* The least room a batch that follows the room is given: an HTTP/2 DATA
+ * frame (16,384 bytes and its 9-byte header, nghttp2's largest) must fit
+ * whole, or a batch would close empty with nothing in flight to bring the
+ * next turn. What the socket does not take of it waits for POLLOUT
+ * (sock_send_park). --h2-buffer is at least this large. */
+#define SOCK_BATCH_MIN SOCK_POLLED_ROOM
 /* A socket that follows its room is first offered this much in one send;
  * each send it takes whole doubles it, up to the low-water mark, and one
  * it takes only part of brings it down to that part (no less than

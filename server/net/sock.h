@@ -211,9 +211,8 @@ bool sock_tx_pending(const struct sock *s);
  * waits in the kernel with its buffer, and a slow client's socket is
  * always full: 1,000 downloads at 64 KiB/s each held 582 KiB of pooled
  * send buffers apiece (bench/tools/slowload.c), nginx 121 KiB. So before
- * a body's bytes go through a buffer (a chunk read from the file; not yet
- * an HTTP/2 batch, sock_batch_open says why), the socket gets
- * TCP_NOTSENT_LOWAT, with which the kernel
+ * a body's bytes go through a buffer (a chunk read from the file, an
+ * HTTP/2 batch), the socket gets TCP_NOTSENT_LOWAT, with which the kernel
  * accepts bytes only while fewer than this many are queued unsent
  * (tcp_stream_memory_free in include/net/tcp.h) and says POLLOUT below
  * half of it (without it the kernel itself queued 3.8 MB unsent for each

@@ -96,23 +96,40 @@ enum sock_file_result sock_send_file(struct sock *s, const struct sock_file *f, 
  * send buffer's room (the kernel, or ktlsd's sealer, encrypts what is
  * sent): a batch is opened only once the last one is all out, and one that
  * has not left is not added to. */
+/* No batch now: bytes queued with no send in flight (what OpenSSL or a
+ * protocol wrote outside a batch, the stage's last batch) leave, so that
+ * the send's completion brings the next turn; nothing else would. */
+static void send_stranded(struct sock *s)
+{
+	if (!s->closing && !sock_busy(s) && sock_queued(s) > 0)
+		sock_send(s, 0);
+}
+
 char *sock_batch_open(struct sock *s, size_t want, size_t *room)
 {
 	bool stage = sock_user_tls(s);
 	char *p;
 
 	if (s->batch_open) {
-		if (!stage)
+		/* Not while the room is followed: the batch waits as it is. */
+		if (!stage || s->follow_room)
 			return NULL;
 		*room = s->stage_cap - s->stage_len;
 		return s->stage + s->stage_len;
 	}
-	if (!stage && (sock_busy(s) || sock_tx_pending(s)))
+	if (!stage && (sock_busy(s) || sock_tx_pending(s))) {
+		send_stranded(s);
 		return NULL;
-	/* No room-following here (sock.h, SOCK_NOTSENT_LOWAT): with it an
-	 * HTTP/2 connection stalled until its send timeout, its socket empty,
-	 * in 1 of about 10 loaded runs of t_fair under ASan, cause not yet
-	 * found. A slow HTTP/2 client holds its batch's buffers as before. */
+	}
+	/* A new batch, no larger than the socket takes now (sock.h,
+	 * SOCK_NOTSENT_LOWAT): a full socket waits for room holding none. */
+	size_t fits = sock_fits(s, want);
+	if (fits == 0) {
+		send_stranded(s);
+		return NULL;
+	}
+	if (fits < want)
+		want = fits > SOCK_BATCH_MIN ? fits : SOCK_BATCH_MIN;
 	if (stage && s->stage && s->stage_cap < want && s->stage_len == 0 && !s->stage_fills) {
 		/* Sized for a body's chunk: a batch wants the whole of want. */
 		bufpool_put(s->env->bufs, s->stage, s->stage_cap);
@@ -128,6 +145,8 @@ char *sock_batch_open(struct sock *s, size_t want, size_t *room)
 	p = sock_out_reserve(s, want, room);
 	if (!p)
 		return NULL;
+	if (fits != SIZE_MAX && *room > want)
+		*room = want;
 	sock_fill_begin(s);
 	s->batch_open = true;
 	return p;

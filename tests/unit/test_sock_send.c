@@ -862,6 +862,55 @@ START_TEST(test_room_take_bounds_chunks)
 }
 END_TEST
 
+/* An HTTP/2 batch follows the room as a body's chunk does: no larger than
+ * the socket takes, yet room for a whole DATA frame (or it would close
+ * empty, nothing in flight to bring the next turn); a socket that takes
+ * too little waits for POLLOUT holding no batch; and bytes queued with no
+ * send in flight are sent, whose completion brings the next turn. */
+START_TEST(test_room_batch_follows)
+{
+	size_t room;
+	char *p;
+
+	as_following_room();
+	s->room = 1u << 20;
+	s->take = 100 * 1024;
+	p = sock_batch_open(s, 256 * 1024, &room);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(room, 100 * 1024 - 100 * 1024 / 512);
+	memset(p, 'a', 1000);
+	ck_assert_int_eq(sock_batch_send(s, 1000), 1);
+	struct io_uring_sqe sqe = take();
+	expect_send(&sqe, s->wire.tx, 1000, MSG_DONTWAIT);
+	/* While it is in flight no batch opens (no stage to grow). */
+	ck_assert_ptr_null(sock_batch_open(s, 256 * 1024, &room));
+	complete(&sqe, 1000);
+	ck_assert_uint_eq(own.drives, 1);
+
+	s->take = SOCK_ROOM_MIN + 4096; /* room for less than a frame's batch */
+	p = sock_batch_open(s, 256 * 1024, &room);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(room, SOCK_BATCH_MIN);
+	sock_batch_drop(s);
+
+	s->take = SOCK_ROOM_MIN / 2; /* too little: wait, holding nothing */
+	ck_assert_ptr_null(sock_batch_open(s, 256 * 1024, &room));
+	ck_assert(!s->batch_open);
+	ck_assert_ptr_null(s->wire.tx);
+	expect_poll_out();
+	ck_assert_uint_eq(own.drives, 2);
+
+	queue("hello"); /* queued, nothing in flight: it goes */
+	s->take = SOCK_ROOM_MIN / 2;
+	ck_assert_ptr_null(sock_batch_open(s, 256 * 1024, &room));
+	sqe = take();
+	expect_send(&sqe, s->wire.tx, 5, MSG_DONTWAIT);
+	complete(&sqe, 5);
+	ck_assert_uint_eq(own.drives, 3);
+	ck_assert_ptr_null(own.failed);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("sock_send");
@@ -884,6 +933,7 @@ int main(void)
 	tcase_add_test(tc, test_fast_send_waits_in_ring);
 	tcase_add_test(tc, test_room_sealed_rest_shrinks);
 	tcase_add_test(tc, test_room_take_bounds_chunks);
+	tcase_add_test(tc, test_room_batch_follows);
 	suite_add_tcase(su, tc);
 	return check_run(su);
 }
