@@ -53,8 +53,8 @@ setup_tools() {
 	cc -O2 -o "$HSLOAD" "$HERE/tools/hsload.c" -lssl -lcrypto 2>>"$OUT/run.log" ||
 		die "cannot build bench/tools/hsload.c (needs gcc and libssl-dev)"
 	SLOWLOAD=$WORK/slowload
-	cc -O2 -o "$SLOWLOAD" "$HERE/tools/slowload.c" -lssl -lcrypto 2>>"$OUT/run.log" ||
-		die "cannot build bench/tools/slowload.c (needs gcc and libssl-dev)"
+	cc -O2 -o "$SLOWLOAD" "$HERE/tools/slowload.c" -lnghttp2 -lssl -lcrypto 2>>"$OUT/run.log" ||
+		die "cannot build bench/tools/slowload.c (needs gcc, libssl-dev and libnghttp2-dev)"
 }
 
 # The ktlsd under test: --ktlsd / $KTLSD, else one built in bench/.build
