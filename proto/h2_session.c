@@ -345,7 +345,10 @@ static int pump_batches(struct h2_session *hs, const struct h2_io *io)
 	void *ctx = hs->env.ctx;
 
 	for (;;) {
-		if (hs->reads_pending == 0 && !hs->cut && open_batch(hs, io)) {
+		/* Nothing to write, no batch: a batch asked of a full socket
+		 * would wait for room (sock_batch_open) with nothing for it. */
+		if (hs->reads_pending == 0 && !hs->cut && nghttp2_session_want_write(hs->ng) &&
+		    open_batch(hs, io)) {
 			release_mapped(hs);
 			int rv = nghttp2_session_send(hs->ng);
 			io->batch_close(ctx, hs->out_len);
@@ -386,7 +389,7 @@ static int pump_sendfile(struct h2_session *hs, const struct h2_io *io)
 			hs->sf = NULL;
 			h2_stream_release(s);
 		}
-		if (!open_batch(hs, io))
+		if (!nghttp2_session_want_write(hs->ng) || !open_batch(hs, io))
 			return 0;
 		int rv = nghttp2_session_send(hs->ng);
 		io->batch_close(ctx, hs->out_len);

@@ -131,7 +131,8 @@ struct h2_counters {
 struct h2_io {
 	/* The batch to fill, *room bytes from its start (a batch that did
 	 * not leave yet comes back with the bytes the session put in it
-	 * first), or NULL: not now (a send still owns it). */
+	 * first), or NULL: not now (a send still owns it, or the socket is
+	 * full; the glue drives the session again when that changes). */
 	char *(*batch_open)(void *ctx, size_t *room);
 	/* The fill ended: the first len bytes of the batch are taken. */
 	void (*batch_close)(void *ctx, size_t len);

@@ -123,8 +123,8 @@ struct sock {
 	size_t room;
 	bool room_unbounded;          /* not TCP (a Unix socket): not asked */
 	bool room_polled;             /* POLLOUT came since: the next chunk goes */
-	/* Reads follow the room: from the start until the socket is shown
-	 * fast, and again from a tick that finds it slow (sock.h,
+	/* Reads and batches follow the room: from the start until the socket
+	 * is shown fast, and again from a tick that finds it slow (sock.h,
 	 * SOCK_SLOW_BYTES_PER_S). */
 	bool follow_room;
 	/* The most one send offers while the room is followed: what the
@@ -226,6 +226,7 @@ void sock_wait_room(struct sock *s);
  * next turn. What the socket does not take of it waits for POLLOUT
  * (sock_send_park). --h2-buffer is at least this large. */
 #define SOCK_BATCH_MIN SOCK_POLLED_ROOM
+_Static_assert(SOCK_BATCH_MIN >= 16384 + 9, "a batch holds a whole DATA frame");
 /* A socket that follows its room is first offered this much in one send;
  * each send it takes whole doubles it, up to the low-water mark, and one
  * it takes only part of brings it down to that part (no less than

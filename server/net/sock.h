@@ -230,9 +230,10 @@ bool sock_tx_pending(const struct sock *s);
  * moment many times a second, and reads cut to its room were smaller and
  * cost 1 GiB loopback downloads ~25% more server CPU per byte (AMD EPYC
  * family 25, 0.83 -> 1.14 CPU-s/GB); the mark itself cost cold-file and
- * 1,000-download cells 20-45% (more, smaller sends). Bodies sent by
- * sendfile or splice hold no buffer of ours while they wait, and never set
- * it: their kernel queue is the same as nginx's. */
+ * 1,000-download cells 20-45% (more, smaller sends). HTTP/1.1 bodies
+ * sent by sendfile or splice hold no buffer of ours while they wait, and
+ * never set it: their kernel queue is the same as nginx's. An HTTP/2
+ * connection's batches set it whatever carries their payloads. */
 #define SOCK_NOTSENT_LOWAT (512 * 1024)
 /* Slow: at a worker tick, a send (or a wait for room) still in the kernel
  * and fewer than this many bytes per second accepted since the last tick,
@@ -305,10 +306,14 @@ enum sock_file_result sock_send_file(struct sock *s, const struct sock_file *f, 
  * sock_batch_open to sock_batch_send or sock_batch_drop: nothing of it
  * leaves, moves or goes back before, and it cannot leave while a read into
  * it is open. */
-/* Room for up to want bytes. A batch that did not leave yet (sock_batch_send
- * said not now) comes back with the bytes already in it, where the mode
- * lets it grow; otherwise NULL: not now (the last one has not left far
- * enough), or out of memory. */
+/* Room for up to want bytes, and no more than the socket takes while its
+ * room is followed (SOCK_NOTSENT_LOWAT; at least a whole DATA frame's). A
+ * batch that did not leave yet (sock_batch_send said not now) comes back
+ * with the bytes already in it, where the mode lets it grow and the room
+ * is not followed; otherwise NULL: not now (the last one has not left far
+ * enough: drive() follows its send, which this posts if nothing else
+ * would; or the socket is full: drive() follows POLLOUT), or out of
+ * memory. */
 char *sock_batch_open(struct sock *s, size_t want, size_t *room);
 /* Nothing went into the batch: it ends. */
 void sock_batch_drop(struct sock *s);

@@ -90,34 +90,42 @@ enum sock_file_result sock_send_file(struct sock *s, const struct sock_file *f, 
 
 /* ---- batches ---- */
 
+/* No batch now: bytes queued with no send in flight (what OpenSSL or a
+ * protocol wrote outside a batch, a control record, the stage's last
+ * batch) leave, so that the send's completion brings the next turn;
+ * nothing else would. */
+static void send_stranded(struct sock *s)
+{
+	if (s->closing || sock_busy(s) || !(sock_tx_pending(s) || sock_queued(s) > 0))
+		return;
+	/* Behind an open batch only what is queued before it may go: the
+	 * stage is not sealed under it. */
+	if (s->stage_fills || s->wire.tx_fills)
+		sock_post_next_send(s);
+	else
+		sock_send(s, 0);
+}
+
 /* With user-space TLS the batch is the stage, sealed whole into tx when it
  * leaves, so the next batch is filled while the last one's records are
  * sent, and a batch that could not leave yet grows. Otherwise it is the
  * send buffer's room (the kernel, or ktlsd's sealer, encrypts what is
  * sent): a batch is opened only once the last one is all out, and one that
- * has not left is not added to. */
-/* No batch now: bytes queued with no send in flight (what OpenSSL or a
- * protocol wrote outside a batch, the stage's last batch) leave, so that
- * the send's completion brings the next turn; nothing else would. */
-static void send_stranded(struct sock *s)
-{
-	if (!s->closing && !sock_busy(s) && sock_queued(s) > 0)
-		sock_send(s, 0);
-}
-
+ * has not left is not added to. So too in every mode while the room is
+ * followed: a batch filled beside a send that then waits for POLLOUT
+ * would be held as long as it waits. */
 char *sock_batch_open(struct sock *s, size_t want, size_t *room)
 {
 	bool stage = sock_user_tls(s);
 	char *p;
 
 	if (s->batch_open) {
-		/* Not while the room is followed: the batch waits as it is. */
 		if (!stage || s->follow_room)
 			return NULL;
 		*room = s->stage_cap - s->stage_len;
 		return s->stage + s->stage_len;
 	}
-	if (!stage && (sock_busy(s) || sock_tx_pending(s))) {
+	if ((!stage || s->follow_room) && (sock_busy(s) || sock_tx_pending(s))) {
 		send_stranded(s);
 		return NULL;
 	}
@@ -137,7 +145,8 @@ char *sock_batch_open(struct sock *s, size_t want, size_t *room)
 		s->stage_cap = 0;
 	}
 	if (stage && !s->stage) {
-		size_t cap = want > STAGE_CAP ? want : STAGE_CAP;
+		/* A batch cut to the room gets a stage its size. */
+		size_t cap = want > STAGE_CAP || fits != SIZE_MAX ? want : STAGE_CAP;
 		s->stage = bufpool_get(s->env->bufs, cap, &s->stage_cap);
 		if (!s->stage)
 			return NULL;
@@ -170,8 +179,10 @@ int sock_batch_send(struct sock *s, size_t len)
 	}
 	/* With user-space TLS the last batch's records leave first: the stage
 	 * is sealed into tx only when tx is empty. */
-	if (sock_busy(s) || (sock_user_tls(s) && sock_tx_pending(s)))
+	if (sock_busy(s) || (sock_user_tls(s) && sock_tx_pending(s))) {
+		send_stranded(s); /* drive() follows its send */
 		return 0;
+	}
 	s->batch_open = false;
 	sock_fill_end(s);
 	sock_out_commit(s, len); /* refused while a read into it is open */
