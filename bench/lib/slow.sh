@@ -140,7 +140,7 @@ cell_slow() {
 	fi
 	wait "$SLOW_PID"
 	m_end
-	local out conns est bytes done_ errs secs proto cipher
+	local out conns est bytes done_ errs secs proto cipher stalled
 	out=$(tail -n1 "$WORK/slow.out")
 	conns=$(sed -n 's/^conns=\([0-9]*\) .*/\1/p' <<<"$out")
 	est=$(sed -n 's/.* established=\([0-9]*\).*/\1/p' <<<"$out")
@@ -164,6 +164,8 @@ cell_slow() {
 	fi
 	[ "$proto" = TLSv1.3 ] || ver=FAIL note="${note}slowload negotiated ${proto:-?}; "
 	[[ $out == *" alpn=$alpn" ]] || ver=FAIL note="${note}slowload did not speak $alpn; "
+	stalled=$(sed -n 's/.* stalled=\([0-9]*\).*/\1/p' <<<"$out")
+	[ "${stalled:-0}" = 0 ] || note="${note}$stalled downloads got no body byte in their last 10 s; "
 	[ -n "$t_ready" ] && [ -z "$mem_end" ] && note="${note}slowload ended before the second memory reading; "
 	note="${note}slowload: $out; PSS before ${before} KiB, at ready ${mem_ready:-?} KiB, near the end ${mem_end:-?} KiB"
 	local per_ready per_end gb mbs share steady="" sndq=""

@@ -10,7 +10,7 @@
  * so its receive window closes and the server's socket fills, as with a
  * real slow line. After SECONDS (or when every download ended) it prints:
  *
- *   conns=N established=N bytes=N done=N errors=N seconds=F protocol=P cipher=C
+ *   conns=N established=N bytes=N done=N errors=N seconds=F protocol=P cipher=C stalled=N alpn=A
  *
  * and, with -w FILE, writes "ready" to FILE once every connection has
  * received its first body bytes (the moment to look at the server's
@@ -19,7 +19,9 @@
  * established: connections whose TLS handshake completed; bytes: body bytes
  * (after the response header); done: responses the server ended (it closes
  * after the body: Connection: close); errors: connections that failed
- * before any body byte, or whose status line was not "HTTP/1.x 200".
+ * before any body byte, or whose status line was not "HTTP/1.x 200";
+ * stalled: downloads still open at the end whose last body byte came more
+ * than STALLED_S seconds before it.
  * protocol, cipher and alpn: those of the first handshake that completed
  * (alpn=http/1.1 where none was negotiated), appended at the end of the
  * line so that the readers of the fields before it (bench/lib/slow.sh,
@@ -72,6 +74,12 @@
  * inside a server's 10 s timeout on a machine twice as busy. */
 #define MAX_HANDSHAKING 512
 
+/* A download still open that got no body byte for this long at the end is
+ * counted stalled: at any rate a reader asks, the server should have sent
+ * something in that time (a server that stops feeding a connection with
+ * room in its window sits until its own send timeout, 60 s in ktlsd). */
+#define STALLED_S 10.0
+
 enum phase { P_CONNECT, P_HANDSHAKE, P_WRITE, P_READ, P_DONE };
 
 struct slot {
@@ -81,6 +89,7 @@ struct slot {
 	size_t wrote;
 	long tokens;
 	int got_body;
+	double last_body; /* when the last body bytes came (now_s) */
 	int paused; /* out of tokens: not in epoll for reading */
 	char status[12]; /* the first bytes of the response: "HTTP/1.1 200" */
 	int nstatus;
@@ -145,6 +154,18 @@ static void want(int ep, struct slot *s, unsigned events)
 
 static unsigned long long total_bytes;
 static int ndone, nerrors, nready, nestablished;
+
+/* Body bytes came for s. */
+static void took_body(struct slot *s, size_t n)
+{
+	total_bytes += n;
+	s->last_body = now_s();
+	if (!s->got_body) {
+		s->got_body = 1;
+		nready++;
+	}
+}
+
 static char seen_proto[32] = "none", seen_cipher[64] = "none", seen_alpn[32] = "none";
 
 static void end_slot(int ep, struct slot *s, int error)
@@ -254,11 +275,7 @@ static int h2_data_cb(nghttp2_session *ng, uint8_t flags, int32_t id, const uint
 	(void)data;
 	if (s->h2end || len == 0)
 		return 0; /* a non-200's body is not counted, as in HTTP/1.1 */
-	total_bytes += len;
-	if (!s->got_body) {
-		s->got_body = 1;
-		nready++;
-	}
+	took_body(s, len);
 	return 0;
 }
 
@@ -464,11 +481,8 @@ static void step(int ep, struct slot *s)
 					end_slot(ep, s, 1);
 					return;
 				}
-				total_bytes += (unsigned long long)body;
-				if (body > 0 && !s->got_body) {
-					s->got_body = 1;
-					nready++;
-				}
+				if (body > 0)
+					took_body(s, (size_t)body);
 			}
 			/* Out of tokens: stop reading until the refill. */
 			s->paused = 1;
@@ -596,10 +610,16 @@ int main(int argc, char **argv)
 			wrote_ready = 1;
 		}
 	}
+	int nstalled = 0;
+	double end = now_s();
+	for (int i = 0; i < nopened; i++)
+		if (slots[i].phase == P_READ && slots[i].got_body &&
+		    end - slots[i].last_body > STALLED_S)
+			nstalled++;
 	printf("conns=%d established=%d bytes=%llu done=%d errors=%d seconds=%.2f protocol=%s "
-	       "cipher=%s alpn=%s\n",
-	       conc, nestablished, total_bytes, ndone, nerrors, now_s() - start, seen_proto,
-	       seen_cipher, seen_alpn);
+	       "cipher=%s stalled=%d alpn=%s\n",
+	       conc, nestablished, total_bytes, ndone, nerrors, end - start, seen_proto,
+	       seen_cipher, nstalled, seen_alpn);
 	/* Everything is freed, so that a sanitizer build of this tool (the
 	 * ASan suite builds it as a check program) reports no leak. */
 	for (int i = 0; i < nopened; i++) {
