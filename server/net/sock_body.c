@@ -90,22 +90,6 @@ enum sock_file_result sock_send_file(struct sock *s, const struct sock_file *f, 
 
 /* ---- batches ---- */
 
-/* No batch now: bytes queued with no send in flight (what OpenSSL or a
- * protocol wrote outside a batch, a control record, the stage's last
- * batch) leave, so that the send's completion brings the next turn;
- * nothing else would. */
-static void send_stranded(struct sock *s)
-{
-	if (s->closing || sock_busy(s) || !(sock_tx_pending(s) || sock_queued(s) > 0))
-		return;
-	/* Behind an open batch only what is queued before it may go: the
-	 * stage is not sealed under it. */
-	if (s->stage_fills || s->wire.tx_fills)
-		sock_post_next_send(s);
-	else
-		sock_send(s, 0);
-}
-
 /* With user-space TLS the batch is the stage, sealed whole into tx when it
  * leaves, so the next batch is filled while the last one's records are
  * sent, and a batch that could not leave yet grows. Otherwise it is the
@@ -116,24 +100,29 @@ static void send_stranded(struct sock *s)
  * would be held as long as it waits. */
 char *sock_batch_open(struct sock *s, size_t want, size_t *room)
 {
-	bool stage = sock_user_tls(s);
+	bool stage = sock_user_tls(s), grows = stage && !s->follow_room;
 	char *p;
 
 	if (s->batch_open) {
-		if (!stage || s->follow_room)
+		if (!grows)
 			return NULL;
 		*room = s->stage_cap - s->stage_len;
 		return s->stage + s->stage_len;
 	}
-	if ((!stage || s->follow_room) && (sock_busy(s) || sock_tx_pending(s))) {
-		send_stranded(s);
+	/* No batch now: bytes queued with no send in flight (what OpenSSL
+	 * wrote outside a batch, a control record, the stage's last batch)
+	 * leave (sock_send: a no-op while busy or with nothing queued), so
+	 * that their send's completion brings the next turn; nothing else
+	 * would. */
+	if (!grows && (sock_busy(s) || sock_tx_pending(s))) {
+		sock_send(s, 0);
 		return NULL;
 	}
 	/* A new batch, no larger than the socket takes now (sock.h,
 	 * SOCK_NOTSENT_LOWAT): a full socket waits for room holding none. */
 	size_t fits = sock_fits(s, want);
 	if (fits == 0) {
-		send_stranded(s);
+		sock_send(s, 0);
 		return NULL;
 	}
 	if (fits < want)
@@ -180,7 +169,7 @@ int sock_batch_send(struct sock *s, size_t len)
 	/* With user-space TLS the last batch's records leave first: the stage
 	 * is sealed into tx only when tx is empty. */
 	if (sock_busy(s) || (sock_user_tls(s) && sock_tx_pending(s))) {
-		send_stranded(s); /* drive() follows its send */
+		sock_send(s, 0); /* queued bytes go (sock_batch_open); drive() follows */
 		return 0;
 	}
 	s->batch_open = false;

@@ -244,8 +244,10 @@ void sock_send(struct sock *s, int msg_flags)
 		return;
 	/* User-space TLS: seal the stage into tx once the previous chunk's
 	 * ciphertext has left, so the next file read fills the stage while
-	 * this one is sent. */
-	if (sock_user_tls(s) && s->stage_len > 0 && s->wire.tx_len == s->tx_sent) {
+	 * this one is sent; never under an open fill, which writes at
+	 * stage_len (as tx_restart never moves tx under one). */
+	if (sock_user_tls(s) && s->stage_len > 0 && !s->stage_fills &&
+	    s->wire.tx_len == s->tx_sent) {
 		if (tls_write(s->ssl, s->stage, s->stage_len) != TLS_DONE) {
 			sock_fail(s, "TLS write failed");
 			return;
