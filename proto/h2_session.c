@@ -425,6 +425,12 @@ bool h2_session_wants_write(const struct h2_session *hs)
 	return nghttp2_session_want_write(hs->ng);
 }
 
+bool h2_session_can_move(const struct h2_session *hs)
+{
+	return hs->reads_pending == 0 &&
+	       (nghttp2_session_want_write(hs->ng) || hs->out_len > 0 || hs->sf);
+}
+
 bool h2_session_took_request(const struct h2_session *hs)
 {
 	return nghttp2_session_get_last_proc_stream_id(hs->ng) > 0;

@@ -221,6 +221,13 @@ bool h2_session_finished(const struct h2_session *hs, bool peer_gone);
 /* nghttp2 has frames to send (as far as the windows let it). */
 bool h2_session_wants_write(const struct h2_session *hs);
 
+/* A pump would move something now, waiting on nobody: no read of the
+ * session's is in flight, and nghttp2 has frames to send, a batch is
+ * complete, or a payload is next to splice. The glue asks it when nothing
+ * of the transport's is in flight either: then nothing will bring the
+ * next pump (a stall; h2_conn.c's h2_tick). */
+bool h2_session_can_move(const struct h2_session *hs);
+
 /* The client has opened a stream (nghttp2 processed one). */
 bool h2_session_took_request(const struct h2_session *hs);
 

@@ -517,7 +517,7 @@ static void *worker_main(void *arg)
 		"ktls_off=%llu body_copy=%llu body_splice=%llu send_ops=%llu splice_ops=%llu "
 		"read_ops=%llu recv_ops=%llu recv_ring=%llu recv_nobufs=%llu timeouts=%llu "
 		"truncated=%llu h2_mapped_bytes=%llu h1_mapped_bytes=%llu sendfile_calls=%llu ktls_hangups=%llu room_waits=%llu slow=%llu "
-		"refused_sends=%llu "
+		"refused_sends=%llu h2_stalls=%llu "
 		"file_cache_hits=%llu file_cache_misses=%llu file_cache_mem_hits=%llu "
 		"buffer_pool_hits=%lu/%lu",
 		w->id, (unsigned long long)st->accepted,
@@ -534,7 +534,7 @@ static void *worker_main(void *arg)
 		(unsigned long long)st->h1_mapped_bytes,
 		(unsigned long long)st->sendfile_calls, (unsigned long long)st->ktls_hangups,
 		(unsigned long long)st->room_waits, (unsigned long long)st->slow_socks,
-		(unsigned long long)st->refused_sends,
+		(unsigned long long)st->refused_sends, (unsigned long long)st->h2_stalls,
 		(unsigned long long)w->files.hits,
 		(unsigned long long)w->files.misses, (unsigned long long)w->files.mem_hits,
 		w->bufs.hits, w->bufs.gets);

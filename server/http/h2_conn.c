@@ -504,6 +504,21 @@ static void h2_timeout(struct conn *c)
 	h2_drive(c);
 }
 
+/* The connection owes bytes that nothing will move: no send, poll, splice
+ * or pacing wait of the transport's is in flight, nor a read of the
+ * session's, and yet there is something to send. Every path of the pump
+ * is meant to leave one of those in flight, or the client's next frame to
+ * wait for; one that did not sat until --send-timeout (932fcdf's stall,
+ * cause never found). */
+static bool stranded(const struct conn *c)
+{
+	const struct sock *s = c->sock;
+
+	return !sock_closed(s) && !sock_busy(s) && !sock_throttled(s) &&
+	       (h2_session_can_move(session(c)) ||
+		(sock_tx_pending(s) && h2_session_reads_pending(session(c)) == 0));
+}
+
 static void h2_tick(struct conn *c)
 {
 	struct h2_session *hs = session(c);
@@ -512,8 +527,19 @@ static void h2_tick(struct conn *c)
 		/* A batch held back by --limit-rate leaves without a drive
 		 * (the transport paces it on its own): the socket's clock
 		 * moves meanwhile, and the deadline with it. */
-		if (sock_throttled(c->sock))
+		if (sock_throttled(c->sock)) {
 			update_deadline(c);
+		} else if (stranded(c)) {
+			/* A bug, met within a tick instead of a timeout, and
+			 * told: the log once a worker (tests/integration's
+			 * stop_ktlsd fails on it), the count always. */
+			c->w->stats.h2_stalls++;
+			log_msg(c->w->stats.h2_stalls == 1 ? LOG_WARN : LOG_DEBUG,
+				"%s: HTTP/2 connection stalled: bytes owed, nothing in flight to "
+				"move them; driving it again",
+				c->peer_text);
+			h2_drive(c);
+		}
 		return;
 	}
 	h2_session_release_idle(hs); /* the batch too: the transport takes it back below */

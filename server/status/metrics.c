@@ -175,6 +175,10 @@ static const struct family families[] = {
      "Times a connection was found slow (its socket full, under 4 MiB/s accepted over a "
      "250 ms tick): from then on it holds send buffers only while its socket takes bytes.",
      SNAP(stats.slow_socks), NULL, NULL},
+    {"ktlsd_h2_stalls_total", "counter",
+     "HTTP/2 connections found at a tick owing bytes with nothing in flight to move them, "
+     "and driven again (a bug, logged as a warning once a worker: 0 is the only right value).",
+     SNAP(stats.h2_stalls), NULL, NULL},
     {"ktlsd_truncated_responses_total", "counter",
      "Responses cut short because their file shrank while it was sent.",
      SNAP(stats.truncated), NULL, NULL},

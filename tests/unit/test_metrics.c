@@ -32,6 +32,7 @@ static void fill(struct worker_snapshot *w, uint64_t base)
 	w->file_cache_mem_hits = base + 17;
 	w->buffer_bytes_kept = base + 18;
 	w->stats.refused_sends = base + 19;
+	w->stats.h2_stalls = base + 20;
 }
 
 static struct metrics_view view(const struct worker_snapshot *w, unsigned n)
@@ -96,6 +97,7 @@ START_TEST(test_prometheus_series)
 	has_line(&b, "ktlsd_buffer_bytes{worker=\"1\",state=\"kept\"} 118");
 	has_line(&b, "ktlsd_buffer_bytes{worker=\"0\",state=\"used\"} 0");
 	has_line(&b, "ktlsd_refused_sends_total{worker=\"0\"} 19");
+	has_line(&b, "ktlsd_h2_stalls_total{worker=\"1\"} 120");
 	has_line(&b, "ktlsd_connections{worker=\"0\",state=\"idle\"} 13");
 	has_line(&b, "ktlsd_connections_tls{worker=\"1\",tls=\"none\"} 114");
 	has_line(&b, "ktlsd_open_files{worker=\"0\"} 15");
