@@ -403,15 +403,27 @@ static void dispatch(struct io_uring_cqe *cqe)
  * 1 KiB request that came in meanwhile waited for all of it, then for
  * every send before its own in the next (p99 8-13 ms, issue 22). Any
  * order of completions already posted is one the kernel could have
- * posted them in; a receive's own completions keep theirs (a multishot's
- * last, with no buffer, comes after its others). Returns to. */
-static unsigned take_receives(struct io_uring *ring, unsigned from, unsigned to)
+ * posted them in: no operation here is linked or drained
+ * (IOSQE_IO_LINK, IOSQE_IO_DRAIN), and a sock has one receive in flight
+ * at a time. As in the turn, what costly work (a handshake signs) has
+ * queued is submitted every FLUSH_AFTER_NS, so that the first client's
+ * answer does not wait for the last one's (*flushed: when that was).
+ * Returns to. */
+static unsigned take_receives(struct io_uring *ring, unsigned from, unsigned to, uint64_t *flushed)
 {
+	/* The ring has no IORING_SETUP_CQE32: an entry is one struct. */
+	unsigned mask = *ring->cq.kring_mask;
+
 	for (unsigned i = from; i != to; i++) {
-		struct io_uring_cqe *cqe = &ring->cq.cqes[io_uring_cqe_index(ring, i, ring->cq.ring_mask)];
-		if ((cqe->flags & IORING_CQE_F_BUFFER) && cqe->user_data) {
-			dispatch(cqe);
-			cqe->user_data = 0;
+		struct io_uring_cqe *cqe = &ring->cq.cqes[i & mask];
+		if (!(cqe->flags & IORING_CQE_F_BUFFER) || !cqe->user_data)
+			continue;
+		dispatch(cqe);
+		cqe->user_data = 0;
+		uint64_t t = clock_ns();
+		if (t - *flushed >= FLUSH_AFTER_NS && io_uring_sq_ready(ring)) {
+			io_uring_submit(ring);
+			*flushed = t;
 		}
 	}
 	return to;
@@ -516,7 +528,7 @@ static void *worker_main(void *arg)
 		 * io_uring_local_work_run event in the stall). */
 		todo = io_uring_cq_ready(&w->ring);
 		unsigned early = *w->ring.cq.khead + todo;
-		take_receives(&w->ring, *w->ring.cq.khead, early);
+		take_receives(&w->ring, *w->ring.cq.khead, early, &flushed);
 		io_uring_for_each_cqe(&w->ring, head, cqe)
 		{
 			if (todo-- == 0)
@@ -532,8 +544,9 @@ static void *worker_main(void *arg)
 				io_uring_cq_advance(&w->ring, n);
 				n = 0;
 				io_uring_submit(&w->ring);
-				early = take_receives(&w->ring, early, io_uring_smp_load_acquire(w->ring.cq.ktail));
 				flushed = t;
+				early = take_receives(&w->ring, early,
+						      io_uring_smp_load_acquire(w->ring.cq.ktail), &flushed);
 			}
 		}
 		io_uring_cq_advance(&w->ring, n);
