@@ -106,7 +106,7 @@ struct worker_stats {
 	uint64_t room_waits;                     /* waits for a full socket, holding no buffer (sock.h) */
 	uint64_t refused_sends;                  /* sends a slow socket took less than half of (sock.h) */
 	uint64_t slow_socks;                     /* connections found slow at a tick (sock_tick) */
-	uint64_t h2_stalls;                      /* HTTP/2 connections found stalled (h2_tick) */
+	uint64_t h2_stalls;                      /* ticks that found an HTTP/2 connection stalled (h2_tick) */
 	struct stat_site sites[STAT_SITES];      /* by site slot */
 };
 

@@ -530,9 +530,10 @@ static void h2_tick(struct conn *c)
 		if (sock_throttled(c->sock)) {
 			update_deadline(c);
 		} else if (stranded(c)) {
-			/* A bug, met within a tick instead of a timeout, and
-			 * told: the log once a worker (tests/integration's
-			 * stop_ktlsd fails on it), the count always. */
+			/* A bug (or no memory for the next batch), met
+			 * within a tick instead of a timeout, and told: the
+			 * log once a worker (tests/integration's stop_ktlsd
+			 * fails on it), the count at every tick it is found. */
 			c->w->stats.h2_stalls++;
 			log_msg(c->w->stats.h2_stalls == 1 ? LOG_WARN : LOG_DEBUG,
 				"%s: HTTP/2 connection stalled: bytes owed, nothing in flight to "

@@ -176,8 +176,9 @@ static const struct family families[] = {
      "250 ms tick): from then on it holds send buffers only while its socket takes bytes.",
      SNAP(stats.slow_socks), NULL, NULL},
     {"ktlsd_h2_stalls_total", "counter",
-     "HTTP/2 connections found at a tick owing bytes with nothing in flight to move them, "
-     "and driven again (a bug, logged as a warning once a worker: 0 is the only right value).",
+     "Times a tick found an HTTP/2 connection owing bytes with nothing in flight to move "
+     "them, and drove it again: a bug, or memory ran out for its next batch (logged as a "
+     "warning once a worker; anything but 0 is worth a look).",
      SNAP(stats.h2_stalls), NULL, NULL},
     {"ktlsd_truncated_responses_total", "counter",
      "Responses cut short because their file shrank while it was sent.",
