@@ -53,7 +53,10 @@ settle() {
 # HTTP/1.1 first, measured alone; then HTTP/2 beside it, its share being
 # what the worker grew by past that: a limit each, so that neither half
 # can hide behind the other's average.
-timeout 150 "$SLOWLOAD" -p "$PORT" -u /big.bin -c $((N / 2)) -r 65536 -d 40 -w "$T/ready1" \
+# HTTP/1.1 reads for 60 s, HTTP/2 for 30: the first half is still there
+# while the second is measured (checked below: a machine so loaded that it
+# is not measures nothing of HTTP/2).
+timeout 150 "$SLOWLOAD" -p "$PORT" -u /big.bin -c $((N / 2)) -r 65536 -d 60 -w "$T/ready1" \
 	>"$T/slow1.out" 2>&1 &
 load1=$!
 check "$((N / 2)) slow HTTP/1.1 downloads all receiving" wait_until 90 test -f "$T/ready1"
@@ -64,6 +67,8 @@ timeout 150 "$SLOWLOAD" -2 -p "$PORT" -u /big.bin -c $((N / 2)) -r 65536 -d 30 -
 load2=$!
 check "$((N / 2)) slow HTTP/2 downloads all receiving beside them" wait_until 90 test -f "$T/ready2"
 settle $((N / 2)) "$h1_kib" per2
+h1_held=1
+kill -0 "$load1" 2>/dev/null || h1_held=
 metrics=$(curl -sS --max-time 30 "http://127.0.0.1:$SPORT/metrics")
 waits=$(awk '$1 ~ /^ktlsd_socket_full_waits_total/ { n += $2 } END { print n + 0 }' <<<"$metrics")
 slow=$(awk '$1 ~ /^ktlsd_slow_connections_total/ { n += $2 } END { print n + 0 }' <<<"$metrics")
@@ -76,7 +81,10 @@ if grep -qa __asan_init "$KTLSD"; then
 else
 	for half in "1 HTTP/1.1 $per1 $before" "2 HTTP/2 $per2 $h1_kib"; do
 		read -r _ proto per from <<<"$half"
-		if awk -v p="$per" -v m="$MAX_KIB" 'BEGIN { exit !(p <= m) }'; then
+		if [ "$proto" = HTTP/2 ] && [ -z "$h1_held" ]; then
+			skip "slow $proto downloads: memory per download" \
+				"the HTTP/1.1 half had ended before it was measured (a loaded machine)"
+		elif awk -v p="$per" -v m="$MAX_KIB" 'BEGIN { exit !(p <= m) }'; then
 			pass "slow $proto downloads: $per KiB anonymous PSS per download (at most $MAX_KIB)"
 		else
 			fail "slow $proto downloads: at most $MAX_KIB KiB anonymous PSS per download" \
@@ -90,7 +98,8 @@ wait "$load1" "$load2"
 # would not (932fcdf's stall sat until the 60 s send timeout). What the
 # kernel's queues hold lasts a 64 KiB/s reader some 10 s (a server stopped
 # 4 s into a 30 s run: 600 KB more a download, stalled=20 of 20), so this
-# sees a stall that begins in the first half of a run (40 s, HTTP/2's 30).
+# sees a stall that begins in the first half of HTTP/1.1's 60 s, or the
+# first third of HTTP/2's 30.
 # A stall the server catches itself fails stop_ktlsd (its log says so).
 expect_match "slowload: every HTTP/1.1 connection held, none failed or stalled" "$(cat "$T/slow1.out")" \
 	"^conns=$((N / 2)) established=$((N / 2)) bytes=[0-9]* done=0 errors=0 .* stalled=0 alpn=http/1.1$"
