@@ -392,6 +392,20 @@ static void dispatch(struct io_uring_cqe *cqe)
 		op->complete(op, cqe->res, cqe->flags);
 }
 
+/* A turn of costly completions (a TLS handshake signs each) sends what it
+ * has so far, so the first connections' answers do not wait for the last
+ * one's work; cheap turns still submit once. true: submit now (*flushed
+ * is now, as of this submit). */
+static bool flush_due(struct io_uring *ring, uint64_t *flushed)
+{
+	uint64_t t = clock_ns();
+
+	if (t - *flushed < FLUSH_AFTER_NS || !io_uring_sq_ready(ring))
+		return false;
+	*flushed = t;
+	return true;
+}
+
 /* A client's bytes go first: the receives that took a ring buffer (a
  * request, a handshake's next flight) among the completions [from, to) of
  * the queue, each handled now and marked done in place (user data NULL)
@@ -405,10 +419,8 @@ static void dispatch(struct io_uring_cqe *cqe)
  * order of completions already posted is one the kernel could have
  * posted them in: no operation here is linked or drained
  * (IOSQE_IO_LINK, IOSQE_IO_DRAIN), and a sock has one receive in flight
- * at a time. As in the turn, what costly work (a handshake signs) has
- * queued is submitted every FLUSH_AFTER_NS, so that the first client's
- * answer does not wait for the last one's (*flushed: when that was).
- * Returns to. */
+ * at a time. As in the turn, what costly work has queued is submitted
+ * when due (flush_due). Returns to. */
 static unsigned take_receives(struct io_uring *ring, unsigned from, unsigned to, uint64_t *flushed)
 {
 	/* The ring has no IORING_SETUP_CQE32: an entry is one struct. */
@@ -420,11 +432,8 @@ static unsigned take_receives(struct io_uring *ring, unsigned from, unsigned to,
 			continue;
 		dispatch(cqe);
 		cqe->user_data = 0;
-		uint64_t t = clock_ns();
-		if (t - *flushed >= FLUSH_AFTER_NS && io_uring_sq_ready(ring)) {
+		if (flush_due(ring, flushed))
 			io_uring_submit(ring);
-			*flushed = t;
-		}
 	}
 	return to;
 }
@@ -535,16 +544,10 @@ static void *worker_main(void *arg)
 				break;
 			dispatch(cqe);
 			n++;
-			/* A turn of costly completions (a TLS handshake signs
-			 * each) sends what it has so far, so the first
-			 * connections' answers do not wait for the last one's
-			 * work; cheap turns still submit once. */
-			uint64_t t = clock_ns();
-			if (t - flushed >= FLUSH_AFTER_NS && io_uring_sq_ready(&w->ring)) {
+			if (flush_due(&w->ring, &flushed)) {
 				io_uring_cq_advance(&w->ring, n);
 				n = 0;
 				io_uring_submit(&w->ring);
-				flushed = t;
 				early = take_receives(&w->ring, early,
 						      io_uring_smp_load_acquire(w->ring.cq.ktail), &flushed);
 			}
