@@ -17,10 +17,6 @@
 #define MIN_READ (16 * 1024)
 /* Room kept in the send buffer for multipart framing on the splice path. */
 #define FRAME_ROOM 512
-/* Smaller bodies are read: a mapping costs an mmap, a munmap and page
- * faults per response, which a read does not. The bound is a cautious
- * choice, not a measured break-even. */
-#define MAP_MIN (256 * 1024)
 
 /* The response being sent (c is an HTTP/1.1 connection's: h1_conn.c). */
 static struct response *resp(const struct conn *c)
@@ -85,7 +81,7 @@ static bool map_chunk(struct conn *c, char *base, size_t n, uint64_t off)
 	 * followed the mapping). */
 	const struct sock_file f = {r->file_fd, r->file.size, &r->resident_to};
 
-	if (c->srv->cfg->sendfile == CONFIG_OFF || r->body_len < MAP_MIN)
+	if (c->srv->cfg->sendfile == CONFIG_OFF || r->body_len < SOCK_MAP_MIN)
 		return false;
 	if (!sock_body_map(c->sock, &f, &r->map, base, off, n))
 		return false;

@@ -136,14 +136,14 @@ static int splice_payload(void *ctx, struct h2_stream *st)
 
 /* Where the transport can, the batch's DATA payloads leave from the
  * file's pages, mapped once per stream, and never pass through user memory
- * (--sendfile off reads them). */
+ * (--sendfile off reads them, as it does small files: SOCK_MAP_MIN). */
 static bool send_mapped(void *ctx, struct h2_stream *st, const void **map, uint64_t *resident_to)
 {
 	struct conn *c = ctx;
 	const struct h2_readv rv = h2_stream_readv(st);
 	const struct sock_file f = {rv.fd, h2_stream_file(st)->size, resident_to};
 
-	if (c->w->srv->cfg->sendfile == CONFIG_OFF ||
+	if (c->w->srv->cfg->sendfile == CONFIG_OFF || f.end < SOCK_MAP_MIN ||
 	    !sock_batch_map(c->sock, &f, map, rv.off, rv.iov, rv.niov))
 		return false;
 	c->w->stats.h2_mapped_bytes += rv.len;

@@ -321,6 +321,11 @@ void sock_batch_drop(struct sock *s);
  * send. 1: on their way (the next batch may be opened); 0: not now (a send
  * in flight: drive() follows); -1: the transport failed. */
 int sock_batch_send(struct sock *s, size_t len);
+/* Bodies smaller than this are read, never mapped: a mapping costs an
+ * mmap, a munmap and page faults per response, which a read does not, and
+ * only a read teaches the file cache a small file's bytes (filecache_learn).
+ * The bound is a cautious choice, not a measured break-even. */
+#define SOCK_MAP_MIN (256 * 1024)
 /* The n holes of the open batch hold f's bytes from off on: they leave
  * from the file's pages as the batch is sent, with no read and no copy,
  * where this socket can send from pages and they are cached. *map is the
