@@ -103,8 +103,8 @@ const struct opt config_options[] = {
         "the ring), HTTP/2 from the file's mapped pages. auto: zero copy only where measured "
         "faster than copying (kTLS bodies of 64 KiB and more); on: wherever possible; off: "
         "never (read into user memory, then send). Under --tls-records ktlsd, auto and on "
-        "seal HTTP/1.1 bodies of 256 KiB and more from the file's mapped pages where they "
-        "are cached, rather than read them first."),
+        "seal HTTP/1.1 bodies and HTTP/2 DATA of 256 KiB and more from the file's mapped "
+        "pages where they are cached, rather than read them first."),
     OPT("tls-records", "ktlsd|openssl", T_ENUM, G_TLS, OFF(tls_records), "ktlsd",
         "Who encrypts what is sent where the kernel does not (no kernel TLS, or --ktls "
         "off): ktlsd seals records straight from its send buffer (or the file's mapped "

@@ -328,7 +328,8 @@ int sock_batch_send(struct sock *s, size_t len);
 #define SOCK_MAP_MIN (256 * 1024)
 /* The n holes of the open batch hold f's bytes from off on: they leave
  * from the file's pages as the batch is sent, with no read and no copy,
- * where this socket can send from pages and they are cached. *map is the
+ * where this socket can send from pages (the kernel's TLS, plain TCP, or
+ * ktlsd's sealer, which seals them from there) and they are cached. *map is the
  * file's first f->end bytes, mapped here when first needed; the owner
  * unmaps it once the batches that sent from it have left. false: fill the
  * holes by reads. */

@@ -215,10 +215,8 @@ static bool map_holes(struct sock *s, unsigned room, const struct sock_file *f, 
 bool sock_batch_map(struct sock *s, const struct sock_file *f, const void **map,
 		    uint64_t off, const struct iovec *holes, int n)
 {
-	/* No room under user-space TLS: HTTP/2 batches sealed by ktlsd from
-	 * mapped pages measured no faster than read (1 GiB downloads, the
-	 * commit that added sock_body_map says how), and cost idle
-	 * connections PSS (t_h2_limits). */
+	/* Room under the kernel's TLS, plain TCP and ktlsd's sealer, not
+	 * OpenSSL's records (sock_out_map_room). */
 	return s->batch_open && map_holes(s, sock_out_map_room(s), f, map, off, holes, n);
 }
 

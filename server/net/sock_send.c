@@ -355,10 +355,10 @@ static unsigned map_room(struct sock *s)
 
 unsigned sock_out_map_room(struct sock *s)
 {
-	/* Only the kernel reads mapped pages here: it fails a send with
-	 * EFAULT where a read of ours from a file that shrank would be
-	 * SIGBUS. */
-	return s->ssl && !sock_ktls_tx(s) ? 0 : map_room(s);
+	/* The kernel reads mapped pages (it fails a send with EFAULT where
+	 * the file shrank), or ktlsd's sealer does, under page_guard (seal_tx);
+	 * OpenSSL's records are made from bytes a read put in tx. */
+	return s->ssl && !s->wire.ktls_tx ? 0 : map_room(s);
 }
 
 unsigned sock_out_seal_map_room(struct sock *s)
