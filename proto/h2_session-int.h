@@ -44,7 +44,7 @@ struct h2_stream {
 	struct h2_stream *next, *prev;   /* all streams of the session */
 	struct h2_stream *next_reading;  /* streams with a readv in this batch */
 	struct h2_stream *next_mapped;   /* streams whose holes the batch sends from pages */
-	const void *map;                 /* its file, mapped by the transport (send_mapped) */
+	void *map;                       /* its file's pages, the glue's (send_mapped) */
 	uint64_t resident_to;            /* the glue found its pages in memory up to here */
 	bool sent_mapped;                /* some bytes left from the mapping */
 	struct h2_stream *next_waiting;  /* streams waiting for a file slot */

@@ -100,8 +100,8 @@ struct h2_env {
 		      const void **mem);
 	/* Gives back an fd that resolve or reopen gave (its mem with it). */
 	void (*close_file)(void *ctx, int fd);
-	/* Unmaps what send_mapped mapped for a stream (its whole file). */
-	void (*unmap)(void *ctx, const void *map, uint64_t len);
+	/* Gives back what send_mapped made of a stream's *map. */
+	void (*unmap)(void *ctx, void *map);
 	/* A stream with a response ended, once per stream, however it ended:
 	 * closed, reset, or cut with the connection (never called for a
 	 * stream without a response). */
@@ -149,16 +149,15 @@ struct h2_io {
 	 * of it is out; 0: in progress (pump again when it moves); negative:
 	 * failed. */
 	int (*splice)(void *ctx, struct h2_stream *s);
-	/* Optional, where the kernel encrypts (or nothing does): the holes
-	 * of s (h2_stream_readv) leave from its file's pages as the batch is
-	 * sent, with no read and no copy through user space. *map is where
-	 * the mapping goes (env.unmap gets it when s ends), *resident_to the
-	 * stream's residency hint, the glue's to move on (0 at first). true:
-	 * done so (*map set; the session keeps s until the batch has left);
-	 * false: read them with post_read (pages not in memory, no mapping,
-	 * no room). */
-	bool (*send_mapped)(void *ctx, struct h2_stream *s, const void **map,
-			    uint64_t *resident_to);
+	/* Optional, where the kernel encrypts, ktlsd's sealer does or
+	 * nothing does: the holes of s (h2_stream_readv) leave from its
+	 * file's pages as the batch is sent, with no read into user memory.
+	 * *map is the glue's, for the stream's mapping (NULL at first;
+	 * env.unmap gets it when s ends), *resident_to the stream's residency
+	 * hint, the glue's to move on (0 at first). true: done so (the
+	 * session keeps s until the batch has left); false: read them with
+	 * post_read (pages not in memory, no mapping, no room). */
+	bool (*send_mapped)(void *ctx, struct h2_stream *s, void **map, uint64_t *resident_to);
 };
 
 /* ---- the API ---- */

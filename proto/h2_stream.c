@@ -55,7 +55,7 @@ void h2_stream_free(struct h2_stream *s)
 	unqueue(s);
 	stream_close_file(s);
 	if (s->map)
-		hs->env.unmap(hs->env.ctx, s->map, s->file.size);
+		hs->env.unmap(hs->env.ctx, s->map);
 	s->map = NULL;
 	free(s->rel);
 	free(s->page_buf);

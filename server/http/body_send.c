@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -48,8 +47,7 @@ void body_send_start(struct conn *c, int fd, const void *mem)
 			  ? BODY_PATH_SPLICE
 			  : BODY_PATH_COPY;
 	r->resident_to = 0;
-	r->map = NULL;
-	r->map_len = 0;
+	r->map = (struct sock_map){0};
 	if (r->path == BODY_PATH_SPLICE)
 		c->w->stats.body_splice++;
 	else
@@ -75,17 +73,15 @@ static void post_read(struct conn *c, char *dst, size_t len, uint64_t off)
 static bool map_chunk(struct conn *c, char *base, size_t n, uint64_t off)
 {
 	struct response *r = resp(c);
-	/* The whole file is mapped, once: body.end is only the current
+	/* f.end is the file's size, not body.end: that is only the current
 	 * range's end, and a later range of a multipart response lies past
-	 * it (mapped to that end, its bytes came from whatever memory
-	 * followed the mapping). */
+	 * it. */
 	const struct sock_file f = {r->file_fd, r->file.size, &r->resident_to};
 
 	if (c->srv->cfg->sendfile == CONFIG_OFF || r->body_len < SOCK_MAP_MIN)
 		return false;
 	if (!sock_body_map(c->sock, &f, &r->map, base, off, n))
 		return false;
-	r->map_len = r->file.size;
 	sock_out_commit(c->sock, n);
 	body_advance(&r->body, n);
 	c->w->stats.h1_mapped_bytes += n;
@@ -94,10 +90,7 @@ static bool map_chunk(struct conn *c, char *base, size_t n, uint64_t off)
 
 void body_send_end(struct response *r)
 {
-	if (r->map)
-		munmap((void *)r->map, r->map_len);
-	r->map = NULL;
-	r->map_len = 0;
+	sock_map_release(&r->map);
 }
 
 static bool finished(const struct conn *c)

@@ -12,6 +12,7 @@
 #include "proto/h1_parser.h"
 #include "proto/static_file.h"
 #include "server/core/ring.h"
+#include "server/net/sock.h"
 
 enum body_path { BODY_PATH_NONE, BODY_PATH_COPY, BODY_PATH_SPLICE };
 
@@ -28,8 +29,7 @@ struct response {
 	struct body body;
 	enum body_path path;
 	uint64_t resident_to;        /* file bytes before it are in the page cache */
-	const void *map;             /* the whole file (file.size bytes), mapped for the sealer */
-	uint64_t map_len;
+	struct sock_map map;         /* the file's pages the sealer reads (sock_body_map) */
 	bool truncated;              /* the file shrank under us: close after what we have */
 	int status;
 	uint64_t bytes_base;         /* the sock's bytes sent when the response began */

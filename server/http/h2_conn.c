@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "proto/h2_session.h"
@@ -135,25 +134,30 @@ static int splice_payload(void *ctx, struct h2_stream *st)
 }
 
 /* Where the transport can, the batch's DATA payloads leave from the
- * file's pages, mapped once per stream, and never pass through user memory
- * (--sendfile off reads them, as it does small files: SOCK_MAP_MIN). */
-static bool send_mapped(void *ctx, struct h2_stream *st, const void **map, uint64_t *resident_to)
+ * file's pages, mapped a window at a time per stream (struct sock_map),
+ * and never pass through user memory (--sendfile off reads them, as it
+ * does small files: SOCK_MAP_MIN). */
+static bool send_mapped(void *ctx, struct h2_stream *st, void **map, uint64_t *resident_to)
 {
 	struct conn *c = ctx;
 	const struct h2_readv rv = h2_stream_readv(st);
 	const struct sock_file f = {rv.fd, h2_stream_file(st)->size, resident_to};
 
-	if (c->w->srv->cfg->sendfile == CONFIG_OFF || f.end < SOCK_MAP_MIN ||
-	    !sock_batch_map(c->sock, &f, map, rv.off, rv.iov, rv.niov))
+	if (c->w->srv->cfg->sendfile == CONFIG_OFF || f.end < SOCK_MAP_MIN)
+		return false;
+	if (!*map && !(*map = calloc(1, sizeof(struct sock_map))))
+		return false;
+	if (!sock_batch_map(c->sock, &f, *map, rv.off, rv.iov, rv.niov))
 		return false;
 	c->w->stats.h2_mapped_bytes += rv.len;
 	return true;
 }
 
-static void env_unmap(void *ctx, const void *map, uint64_t len)
+static void env_unmap(void *ctx, void *map)
 {
 	(void)ctx;
-	munmap((void *)map, len);
+	sock_map_release(map);
+	free(map);
 }
 
 static const struct h2_io ring_io = {

@@ -189,6 +189,9 @@ bool sock_ktls_hung_up(struct sock *s);
  * TLS, or without memory for the list) are then taken; more are refused
  * (false). */
 bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len);
+/* Some hole of tx not yet sent (or sealed) takes its bytes from
+ * [base, base + len). */
+bool sock_out_maps_into(const struct sock *s, const char *base, size_t len);
 unsigned sock_out_map_room(struct sock *s);
 /* The same for ranges ktlsd's sealer reads (under page_guard.h), which
  * the kernel never does: 0 where the sealer does not seal this socket. */

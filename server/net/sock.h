@@ -326,22 +326,36 @@ int sock_batch_send(struct sock *s, size_t len);
  * only a read teaches the file cache a small file's bytes (filecache_learn).
  * The bound is a cautious choice, not a measured break-even. */
 #define SOCK_MAP_MIN (256 * 1024)
+/* A window of a file's pages mapped for one response or stream to send
+ * from (sock_batch_map, sock_body_map), zeroed at first; its owner gives
+ * it back with sock_map_release once its bytes have left. A window, not
+ * the whole file: a mapping keeps the page tables of every page it
+ * touched, so one of a whole file grew with the download (9.6 MiB of
+ * them at 1,000 slow downloads 1.7 MB in, some 4 KiB per 2 MiB sent
+ * each, for as long as a slow client takes). The window before stays
+ * while holes not yet sent point into it. */
+struct sock_map {
+	const char *base;
+	uint64_t off;                 /* of base in the file */
+	size_t len;
+	const char *old;              /* the window before */
+	size_t old_len;
+};
+void sock_map_release(struct sock_map *m);
 /* The n holes of the open batch hold f's bytes from off on: they leave
  * from the file's pages as the batch is sent, with no read and no copy,
  * where this socket can send from pages (the kernel's TLS, plain TCP, or
- * ktlsd's sealer, which seals them from there) and they are cached. *map is the
- * file's first f->end bytes, mapped here when first needed; the owner
- * unmaps it once the batches that sent from it have left. false: fill the
- * holes by reads. */
-bool sock_batch_map(struct sock *s, const struct sock_file *f, const void **map,
+ * ktlsd's sealer, which seals them from there) and they are cached, mapped
+ * into *m. false: fill the holes by reads. */
+bool sock_batch_map(struct sock *s, const struct sock_file *f, struct sock_map *m,
 		    uint64_t off, const struct iovec *holes, int n);
-/* sock_batch_map for a copied body's chunk (f->end: the file's size, the
- * same for every call with one *map, which is that long): the len bytes of room at at
- * (sock_body_room) hold f's bytes from off on, to be committed as if read
- * (sock_out_commit). Only where ktlsd's sealer reads them (the kernel's
- * sends from pages take the zero-copy path, sock_send_file): one copy of
- * every byte less than a read. false: read them. */
-bool sock_body_map(struct sock *s, const struct sock_file *f, const void **map, char *at,
+/* sock_batch_map for a copied body's chunk (f->end: the file's size): the
+ * len bytes of room at at (sock_body_room) hold f's bytes from off on, to
+ * be committed as if read (sock_out_commit). Only where ktlsd's sealer
+ * reads them (the kernel's sends from pages take the zero-copy path,
+ * sock_send_file): one copy of every byte less than a read. false: read
+ * them. */
+bool sock_body_map(struct sock *s, const struct sock_file *f, struct sock_map *m, char *at,
 		   uint64_t off, size_t len);
 
 /* Half-close: everything is out, nothing more will be sent. */

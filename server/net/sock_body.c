@@ -21,6 +21,9 @@
  * connection of the worker; one look ahead covers the next batches (a
  * question per batch was a third of the system calls of a download). */
 #define PAGES_RESIDENT_AHEAD (4u << 20)
+/* The window of a file a response maps at once (struct sock_map): as far
+ * as one residency question looks, so that both move once per 4 MiB. */
+#define MAP_WINDOW PAGES_RESIDENT_AHEAD
 
 /* Zero copy only where it can win. On plain HTTP over loopback, copying
  * beat zero copy on every measure here: a single 1 GiB download took
@@ -181,10 +184,51 @@ int sock_batch_send(struct sock *s, size_t len)
 	return s->closing ? -1 : 1;
 }
 
-/* The holes leave from the file's pages at off on, mapped once into *map,
- * where those pages are cached (a fault on the worker must not wait for the
+void sock_map_release(struct sock_map *m)
+{
+	if (m->base)
+		munmap((void *)m->base, m->len);
+	if (m->old)
+		munmap((void *)m->old, m->old_len);
+	*m = (struct sock_map){0};
+}
+
+/* A window onto [off, off + len) of f (f->end bytes long), the one before
+ * kept while holes still point into it: false when it still must be and a
+ * third would be needed (the caller reads instead), or mmap fails. */
+static bool map_window(struct sock *s, const struct sock_file *f, struct sock_map *m, uint64_t off,
+		       uint64_t len)
+{
+	if (m->old && !sock_out_maps_into(s, m->old, m->old_len)) {
+		munmap((void *)m->old, m->old_len);
+		m->old = NULL;
+	}
+	if (m->base && off >= m->off && off + len <= m->off + m->len)
+		return true;
+	if (m->old)
+		return false;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t from = off & ~(page - 1);
+	uint64_t to = from + MAP_WINDOW > off + len ? from + MAP_WINDOW : off + len;
+	if (to > f->end)
+		to = f->end;
+	void *w = mmap(NULL, (size_t)(to - from), PROT_READ, MAP_SHARED, f->fd, (off_t)from);
+	if (w == MAP_FAILED)
+		return false;
+	if (m->base) {
+		m->old = m->base;
+		m->old_len = m->len;
+	}
+	m->base = w;
+	m->off = from;
+	m->len = (size_t)(to - from);
+	return true;
+}
+
+/* The holes leave from the file's pages at off on, mapped into *m, where
+ * those pages are cached (a fault on the worker must not wait for the
  * disk). */
-static bool map_holes(struct sock *s, unsigned room, const struct sock_file *f, const void **map,
+static bool map_holes(struct sock *s, unsigned room, const struct sock_file *f, struct sock_map *m,
 		      uint64_t off, const struct iovec *holes, int n)
 {
 	if (n <= 0 || room < (unsigned)n || f->fd < 0 || f->end == 0 || !f->resident_to)
@@ -192,38 +236,35 @@ static bool map_holes(struct sock *s, unsigned room, const struct sock_file *f, 
 	uint64_t len = 0;
 	for (int i = 0; i < n; i++)
 		len += holes[i].iov_len;
-	/* *map is f->end bytes long: nothing past it may be taken from it. */
+	/* Nothing past the file's end may be taken from a mapping. */
 	if (off > f->end || len > f->end - off)
 		return false;
 	/* Asked first: a file whose residency the kernel will not tell (one
 	 * the server could not write) is never mapped at all. */
 	if (!file_resident_ahead(f->fd, f->resident_to, off, len, f->end, PAGES_RESIDENT_AHEAD))
 		return false;
-	if (!*map) {
-		void *m = mmap(NULL, f->end, PROT_READ, MAP_SHARED, f->fd, 0);
-		if (m == MAP_FAILED)
-			return false;
-		*map = m;
-	}
+	if (!map_window(s, f, m, off, len))
+		return false;
+	const char *src = m->base + (off - m->off);
 	for (int i = 0; i < n; i++) {
-		sock_out_map(s, holes[i].iov_base, (const char *)*map + off, holes[i].iov_len);
-		off += holes[i].iov_len;
+		sock_out_map(s, holes[i].iov_base, src, holes[i].iov_len);
+		src += holes[i].iov_len;
 	}
 	return true;
 }
 
-bool sock_batch_map(struct sock *s, const struct sock_file *f, const void **map,
+bool sock_batch_map(struct sock *s, const struct sock_file *f, struct sock_map *m,
 		    uint64_t off, const struct iovec *holes, int n)
 {
 	/* Room under the kernel's TLS, plain TCP and ktlsd's sealer, not
 	 * OpenSSL's records (sock_out_map_room). */
-	return s->batch_open && map_holes(s, sock_out_map_room(s), f, map, off, holes, n);
+	return s->batch_open && map_holes(s, sock_out_map_room(s), f, m, off, holes, n);
 }
 
-bool sock_body_map(struct sock *s, const struct sock_file *f, const void **map, char *at,
+bool sock_body_map(struct sock *s, const struct sock_file *f, struct sock_map *m, char *at,
 		   uint64_t off, size_t len)
 {
 	const struct iovec hole = {at, len};
 
-	return !s->batch_open && map_holes(s, sock_out_seal_map_room(s), f, map, off, &hole, 1);
+	return !s->batch_open && map_holes(s, sock_out_seal_map_room(s), f, m, off, &hole, 1);
 }

@@ -346,6 +346,17 @@ bool sock_out_map(struct sock *s, const char *hole, const void *src, size_t len)
 	return true;
 }
 
+bool sock_out_maps_into(const struct sock *s, const char *base, size_t len)
+{
+	const struct tx_holes *th = s->holes;
+
+	for (unsigned i = 0; th && i < th->n; i++)
+		if (th->h[i].at + th->h[i].len > s->tx_sent && th->h[i].src >= base &&
+		    th->h[i].src < base + len)
+			return true;
+	return false;
+}
+
 static unsigned map_room(struct sock *s)
 {
 	if (!s->holes && !(s->holes = calloc(1, sizeof(*s->holes))))

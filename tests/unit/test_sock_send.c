@@ -605,6 +605,32 @@ START_TEST(test_gather_cut_by_rate)
 }
 END_TEST
 
+/* A mapped window may go only once no hole still to be sent points into
+ * it (sock_map's window before): a hole partly sent still does, one whole
+ * sent does not, and tx given back holds none. */
+START_TEST(test_maps_into_until_sent)
+{
+	tx_with_holes(100, HOLES({10, 10, src1 + 2}, {50, 10, src3}));
+	ck_assert(sock_out_maps_into(s, src1, sizeof(src1)));
+	ck_assert(sock_out_maps_into(s, src3, 1));
+	ck_assert(!sock_out_maps_into(s, src2, sizeof(src2)));
+	send_queued(0);
+
+	struct io_uring_sqe sqe = take();
+	ck_assert(sock_out_maps_into(s, src1, sizeof(src1))); /* in flight */
+	complete(&sqe, 15);
+	ck_assert(sock_out_maps_into(s, src1, sizeof(src1))); /* half of it sent */
+	sqe = take();
+	complete(&sqe, 10);
+	ck_assert(!sock_out_maps_into(s, src1, sizeof(src1)));
+	ck_assert(sock_out_maps_into(s, src3, sizeof(src3)));
+	sqe = take();
+	complete(&sqe, 75);
+	ck_assert(!posted());
+	ck_assert(!sock_out_maps_into(s, src3, sizeof(src3)));
+}
+END_TEST
+
 /* Under kTLS a send ends where a control record stands, between holes;
  * the record, then the rest with the hole behind it. */
 START_TEST(test_gather_ends_at_record)
@@ -925,6 +951,7 @@ int main(void)
 	tcase_add_test(tc, test_ktls_switch_after_ciphertext);
 	tcase_add_test(tc, test_sealer_order);
 	tcase_add_test(tc, test_gather_holes);
+	tcase_add_test(tc, test_maps_into_until_sent);
 	tcase_add_test(tc, test_gather_edges);
 	tcase_add_test(tc, test_gather_cut_by_rate);
 	tcase_add_test(tc, test_gather_ends_at_record);
