@@ -7,7 +7,7 @@ H2PY="$(dirname "${BASH_SOURCE[0]}")/h2_client.py"
 # A quoted field: anything but '"' and '\', or nginx's \xHH escapes.
 q='"([^"\\]|\\x[0-9A-F]{2})*"'
 combined_re="^[^ \"]+ - - \\[[0-9]{2}/[A-Z][a-z]{2}/[0-9]{4}:[0-9]{2}:[0-9]{2}:[0-9]{2} \\+0000\\] $q [0-9]{3} [0-9]+ $q $q"
-combined_re+=" [0-9]+\\.[0-9]{3} HTTP/(1\\.1|2) [^ \"]+ [^ \"]+ ktls=(tx|off) body=(splice|copy|framed|none) enc=(br|zstd|gzip|-) site=$q"
+combined_re+=" [0-9]+\\.[0-9]{3} HTTP/(1\\.1|2) [^ \"]+ [^ \"]+ ktls=(tx|off) body=(splice|copy|mmap|framed|none) enc=(br|zstd|gzip|-) site=$q"
 combined_re+=" host=$q sent=[0-9]+ end=(complete|reset|lost|timeout|shutdown|truncated|error)\$"
 
 # body_bytes LINE: the body bytes field of a combined line (nginx's $body_bytes_sent).
