@@ -345,15 +345,21 @@ static int pump_batches(struct h2_session *hs, const struct h2_io *io)
 	void *ctx = hs->env.ctx;
 
 	for (;;) {
+		/* The streams the last batch sent from mapped pages go once
+		 * it has left: a connection that goes quiet opens no new
+		 * batch to say so, and its last streams would keep their
+		 * mappings, and streams waiting for their file slots would
+		 * wait for ever. Not while that batch is still ours: filled,
+		 * its holes mapped, and waiting for the transport to take it
+		 * (out_len), when the transport has nothing in flight either;
+		 * its pages would go before it was sealed or sent. */
+		if (hs->mapped && hs->out_len == 0 && hs->reads_pending == 0 && io->batch_left &&
+		    io->batch_left(ctx))
+			release_mapped(hs);
 		/* Nothing to write, no batch: a batch asked of a full socket
-		 * would wait for room (sock_batch_open) with nothing for it.
-		 * Streams the last batch sent from mapped pages are released
-		 * only once a new batch opens, which says that batch left: one
-		 * is asked for them too, or the last streams of a connection
-		 * that goes quiet would keep their mappings, and streams
-		 * waiting for their file slots would wait for ever. */
-		if (hs->reads_pending == 0 && !hs->cut &&
-		    (nghttp2_session_want_write(hs->ng) || hs->mapped) && open_batch(hs, io)) {
+		 * would wait for room (sock_batch_open) with nothing for it. */
+		if (hs->reads_pending == 0 && !hs->cut && nghttp2_session_want_write(hs->ng) &&
+		    open_batch(hs, io)) {
 			release_mapped(hs);
 			int rv = nghttp2_session_send(hs->ng);
 			io->batch_close(ctx, hs->out_len);

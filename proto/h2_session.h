@@ -158,6 +158,10 @@ struct h2_io {
 	 * session keeps s until the batch has left); false: read them with
 	 * post_read (pages not in memory, no mapping, no room). */
 	bool (*send_mapped)(void *ctx, struct h2_stream *s, void **map, uint64_t *resident_to);
+	/* With send_mapped: the last batch has left (no send owns any of
+	 * it, nothing of it waits to be sent), so nothing reads the pages it
+	 * took any more. */
+	bool (*batch_left)(void *ctx);
 };
 
 /* ---- the API ---- */

@@ -153,6 +153,13 @@ static bool send_mapped(void *ctx, struct h2_stream *st, void **map, uint64_t *r
 	return true;
 }
 
+static bool batch_left(void *ctx)
+{
+	struct conn *c = ctx;
+
+	return !sock_busy(c->sock) && !sock_tx_pending(c->sock);
+}
+
 static void env_unmap(void *ctx, void *map)
 {
 	(void)ctx;
@@ -167,6 +174,7 @@ static const struct h2_io ring_io = {
     .send = send_batch,
     .splice = splice_payload,
     .send_mapped = send_mapped,
+    .batch_left = batch_left,
 };
 
 static void h2_spliced(struct conn *c, int res)
