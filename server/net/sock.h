@@ -321,7 +321,8 @@ void sock_batch_drop(struct sock *s);
  * send. 1: on their way (the next batch may be opened); 0: not now (a send
  * in flight: drive() follows); -1: the transport failed. */
 int sock_batch_send(struct sock *s, size_t len);
-/* Bodies smaller than this are read, never mapped: a mapping costs an
+/* Bodies smaller than this (HTTP/1.1: the body; HTTP/2: the file a
+ * stream sends from) are read, never mapped: a mapping costs an
  * mmap, a munmap and page faults per response, which a read does not, and
  * only a read teaches the file cache a small file's bytes (filecache_learn).
  * The bound is a cautious choice, not a measured break-even. */

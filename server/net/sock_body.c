@@ -215,9 +215,11 @@ static bool map_window(struct sock *s, const struct sock_file *f, struct sock_ma
 	void *w = mmap(NULL, (size_t)(to - from), PROT_READ, MAP_SHARED, f->fd, (off_t)from);
 	if (w == MAP_FAILED)
 		return false;
-	if (m->base) {
+	if (m->base && sock_out_maps_into(s, m->base, m->len)) {
 		m->old = m->base;
 		m->old_len = m->len;
+	} else if (m->base) {
+		munmap((void *)m->base, m->len);
 	}
 	m->base = w;
 	m->off = from;
