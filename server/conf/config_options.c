@@ -100,8 +100,9 @@ const struct opt config_options[] = {
     OPT("sendfile", "auto|on|off", T_TRISTATE, G_TLS, OFF(sendfile), "auto",
         "Zero-copy file bodies where the socket encrypts by itself (kTLS) or is plain HTTP: "
         "HTTP/1.1 by sendfile of cached file bytes (else file -> pipe -> socket splices on "
-        "the ring), HTTP/2 from the file's mapped pages. auto: zero copy only where measured "
-        "faster than copying (kTLS bodies of 64 KiB and more); on: wherever possible; off: "
+        "the ring), HTTP/2 from the file's mapped pages (files of 256 KiB and more). auto: "
+        "zero copy only where measured faster than copying (kTLS bodies of 64 KiB and "
+        "more); on: wherever possible; off: "
         "never (read into user memory, then send). Under --tls-records ktlsd, auto and on "
         "seal HTTP/1.1 bodies and HTTP/2 DATA of 256 KiB and more from the file's mapped "
         "pages where they are cached, rather than read them first."),

@@ -55,7 +55,7 @@ struct access_record {
 	const char *tls_version;     /* "-" without TLS */
 	const char *tls_cipher;
 	bool ktls_tx;
-	const char *body_path;       /* "splice", "copy", "framed", "none" */
+	const char *body_path;       /* "splice", "copy", "mmap", "framed", "none" */
 	const char *encoding;        /* a precompressed sidecar's coding ("br"), else NULL */
 	const char *site;            /* the [site NAME] it named; NULL: the top level's, or none */
 	enum access_end end;
