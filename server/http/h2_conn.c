@@ -157,7 +157,7 @@ static bool batch_left(void *ctx)
 {
 	struct conn *c = ctx;
 
-	return !sock_busy(c->sock) && !sock_tx_pending(c->sock);
+	return sock_drained(c->sock);
 }
 
 static void env_unmap(void *ctx, void *map)
