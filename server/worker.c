@@ -420,8 +420,8 @@ static bool flush_due(struct io_uring *ring, uint64_t *flushed)
  * posted them in: no operation here is linked or drained
  * (IOSQE_IO_LINK, IOSQE_IO_DRAIN), and a sock has one receive in flight
  * at a time. As in the turn, what costly work has queued is submitted
- * when due (flush_due). Returns to. */
-static unsigned take_receives(struct io_uring *ring, unsigned from, unsigned to, uint64_t *flushed)
+ * when due (flush_due). */
+static void take_receives(struct io_uring *ring, unsigned from, unsigned to, uint64_t *flushed)
 {
 	/* The ring has no IORING_SETUP_CQE32: an entry is one struct. */
 	unsigned mask = *ring->cq.kring_mask;
@@ -435,7 +435,6 @@ static unsigned take_receives(struct io_uring *ring, unsigned from, unsigned to,
 		if (flush_due(ring, flushed))
 			io_uring_submit(ring);
 	}
-	return to;
 }
 
 unsigned worker_default_count(void)
@@ -548,8 +547,9 @@ static void *worker_main(void *arg)
 				io_uring_cq_advance(&w->ring, n);
 				n = 0;
 				io_uring_submit(&w->ring);
-				early = take_receives(&w->ring, early,
-						      io_uring_smp_load_acquire(w->ring.cq.ktail), &flushed);
+				unsigned tail = io_uring_smp_load_acquire(w->ring.cq.ktail);
+				take_receives(&w->ring, early, tail, &flushed);
+				early = tail;
 			}
 		}
 		io_uring_cq_advance(&w->ring, n);
