@@ -140,6 +140,24 @@ static int run(struct run *r, sigset_t *sigs)
 	}
 	srv->access_log = &r->access_log;
 
+	if (acme_wanted(cfg)) {
+		char err[PATH_MAX + 128];
+		/* As root, while the folder can still be made and given to
+		 * the user; the client writes it as the user, after. Before
+		 * any listener opens: a server refused here never accepted a
+		 * connection (t_acme checked the refusal while the workers'
+		 * listeners were already open, and under ASan sometimes saw
+		 * them open before the exit). */
+		if (acme_store_prepare(cfg->acme_dir, cfg->user, err, sizeof(err)) < 0) {
+			log_msg(LOG_ERROR, "acme: %s", err);
+			goto out;
+		}
+		if (cfg->user && strcmp(cfg->user, "nobody") == 0)
+			log_msg(LOG_WARN, "acme: --user nobody: every other daemon running as nobody "
+					  "can read the account and certificate keys in %s; a user "
+					  "of ktlsd's own is safer (adduser --system ktlsd)",
+				cfg->acme_dir);
+	}
 	n = workers_wanted(cfg);
 	size_t wsize = (sizeof(*workers) + 63) / 64 * 64;
 	workers = aligned_alloc(64, wsize * n);
@@ -165,20 +183,6 @@ static int run(struct run *r, sigset_t *sigs)
 			goto out;
 	if (cfg->nstatus_listen && status_listen_open(&status, &cfg->status_listen) < 0)
 		goto out;
-	if (acme_wanted(cfg)) {
-		char err[PATH_MAX + 128];
-		/* As root, while the folder can still be made and given to
-		 * the user; the client writes it as the user, after. */
-		if (acme_store_prepare(cfg->acme_dir, cfg->user, err, sizeof(err)) < 0) {
-			log_msg(LOG_ERROR, "acme: %s", err);
-			goto out;
-		}
-		if (cfg->user && strcmp(cfg->user, "nobody") == 0)
-			log_msg(LOG_WARN, "acme: --user nobody: every other daemon running as nobody "
-					  "can read the account and certificate keys in %s; a user "
-					  "of ktlsd's own is safer (adduser --system ktlsd)",
-				cfg->acme_dir);
-	}
 	if (drop_privileges(r) < 0)
 		goto out;
 	for (; started < n; started++) {
