@@ -124,7 +124,9 @@ int worker_prepare(struct worker *w, unsigned id, const struct server *srv,
 					.pipes = &w->pipes,
 					.feat = &w->feat,
 					.stats = &w->stats,
-					.now_ms = &w->clock.now_ms};
+					.now_ms = &w->clock.now_ms,
+					.seal_slice = &w->seal_slice};
+	seal_slice_init(&w->seal_slice);
 	filecache_init(&w->files, &w->clock);
 	w->wake_op.complete = on_wake;
 	/* With --user, the pipes for splice are made now, as root: see

@@ -28,6 +28,7 @@
 #include "server/core/rxring.h"
 #include "server/conf/server-t.h"
 #include "server/conf/site.h"
+#include "server/net/seal_slice.h"
 #include "server/net/sock.h"
 #include "server/core/stats-t.h"
 
@@ -112,6 +113,7 @@ struct worker {
 	struct access_log alog;
 	struct worker_stats stats;
 	struct sock_env sock_env;    /* what its connections' transports use of it */
+	struct seal_slice seal_slice; /* how much its sealer takes at once */
 	/* The last snapshot published, for the status listener's thread: a
 	 * line of its own, away from what the worker writes all the time. */
 	_Alignas(64) _Atomic uint64_t shown[WORKER_SNAPSHOT_WORDS];

@@ -146,9 +146,6 @@ struct sock {
 	bool shut_wr;                 /* sock_shutdown_write: our FIN is out */
 };
 
-/* Plaintext sealed at once: 16 records, one send. */
-#define SEAL_MAX (256 * 1024)
-
 /* What the transport's files share, by the file that has it. */
 
 /* sock.c: the lifecycle, pacing */

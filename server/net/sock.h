@@ -86,6 +86,8 @@ struct sock_env {
 	 * are offered small sends (SOCK_TAKE_FIRST). */
 	bool tcp_tight;
 	uint64_t refused_seen;        /* stats->refused_sends at the last tick */
+	/* How much the sealer takes at once (seal_slice.h); NULL: SEAL_MAX. */
+	struct seal_slice *seal_slice;
 };
 
 /* The worker's timer (every 250 ms), for what its transports share. */

@@ -20,9 +20,11 @@
 #include "ktls/tls_seal.h"
 #include "ktls/tls.h"
 #include "server/core/bufpool.h"
+#include "server/core/clock.h"
 #include "server/core/log.h"
 #include "server/core/page_guard.h"
 #include "server/core/ring.h"
+#include "server/net/seal_slice.h"
 #include "server/net/sock.h"
 
 /* ---- output ---- */
@@ -634,8 +636,16 @@ void sock_post_next_send(struct sock *s)
 									: SEAL_MAX);
 			if (len == 0)
 				return;
+			struct seal_slice *slice = s->env->seal_slice;
+			uint64_t t0 = 0;
+			if (slice) {
+				len = seal_slice_take(slice, len);
+				t0 = clock_ns();
+			}
 			if (!seal_tx(s, len))
 				return;
+			if (slice)
+				seal_slice_took(slice, len, clock_ns() - t0);
 			s->tx_sent += len;
 			if (s->tx_sent == wi->tx_len)
 				tx_restart(s);
