@@ -137,7 +137,13 @@ setup_fixtures() {
 	log "fixtures ready: $FILES"
 }
 
-# The server gets one core, the load generator the others.
+# The server gets one core, the load generator the others, and so does
+# this script with everything it starts that is not pinned otherwise (its
+# awk, grep and sleep, the subshells that start clients): a woken server
+# worker otherwise waited behind them for its core, 6.5 ms once at the
+# start of a cold cell (perf sched_switch; issue 22). Servers, UML and
+# openssl speed are started on SERVER_CPU by taskset, which sets the mask
+# anew.
 setup_cpus() {
 	local n
 	n=$(nproc)
@@ -146,6 +152,8 @@ setup_cpus() {
 		log "warning: one CPU only; server and client share it"
 	else
 		SERVER_CPU=0 CLIENT_CPUS=1-$((n - 1))
+		taskset -pc "$CLIENT_CPUS" $$ >/dev/null ||
+			log "warning: cannot pin this script to CPUs $CLIENT_CPUS"
 	fi
 }
 
@@ -155,7 +163,7 @@ write_versions() {
 		echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 		echo "mode: $MODE, repetitions: $REPS, seconds per cell: $DUR"
 		echo "kernel: $(uname -srm)"
-		echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) online"
+		echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(getconf _NPROCESSORS_ONLN) online"
 		echo "pinning: server on CPU $SERVER_CPU, load generator on CPUs $CLIENT_CPUS"
 		echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
 		echo "cpu flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'aes|vaes|vpclmulqdq|avx2|avx512f|amx_tile|sha_ni' | xargs)"
