@@ -414,7 +414,9 @@ static bool flush_due(struct io_uring *ring, uint64_t *flushed)
  * not (io_uring_enter without IORING_ENTER_GETEVENTS): a request that came
  * in during a turn was taken only at the turn's end, however often the
  * turn submitted. With the flag and nothing to wait for, the enter runs
- * that work and returns (io_cqring_wait in io_uring/io_uring.c). A probe's
+ * that work and returns (io_cqring_wait in io_uring/io_uring.c; since
+ * Linux 6.13 at most some 20 items a pass, two passes an enter: the rest
+ * at the next). A probe's
  * request behind eight cold downloads waited p99 1.7-2.1 ms without it,
  * 0.6-1.0 with it (four runs each, seals already cut to a slice:
  * seal_slice.h; issue 22). */
@@ -429,8 +431,9 @@ static void submit_and_post(struct io_uring *ring)
  * for its turn to skip. Its answer is then queued ahead of the turn's
  * other sends, and leaves by the turn's next submit, or at once when it
  * was taken mid-turn (true: one was taken). The turn's own completions
- * are taken so at its start, and those a submit mid-turn posts at that
- * submit (submit_and_post). One turn's downloads (8 cold ones sent
+ * are taken so at its start, and those a flush mid-turn posts at that
+ * flush (submit_and_post; those the submit after it posts, at the next).
+ * One turn's downloads (8 cold ones sent
  * 256 KiB each, sealed and sent inline by the submits) took 5 ms, and a probe's
  * 1 KiB request that came in meanwhile waited for all of it, then for
  * every send before its own in the next (p99 8-13 ms, issue 22). Any
@@ -548,13 +551,14 @@ static void *worker_main(void *arg)
 		 * receives its submits post: take_receives). A submit
 		 * mid-turn completes cached reads and sends inline, posting
 		 * new ones; a turn that took those too could go on for as
-		 * long as the downloads do, and never come back to the
-		 * io_uring_enter with GETEVENTS above, the only call that
-		 * runs a DEFER_TASKRUN ring's deferred work: every other
-		 * socket's receive, every read that waited for the disk.
-		 * Eight cold downloads kept a keep-alive client's request
-		 * unanswered for up to 1.5 s that way (perf: no
-		 * io_uring_local_work_run event in the stall). */
+		 * long as the downloads do. Before mid-turn submits ran the
+		 * ring's deferred work too (submit_and_post), such a turn
+		 * never came back to the io_uring_enter above, then the
+		 * only call that ran it: every other socket's receive,
+		 * every read that waited for the disk. Eight cold downloads
+		 * kept a keep-alive client's request unanswered for up to
+		 * 1.5 s that way (perf: no io_uring_local_work_run event in
+		 * the stall). */
 		todo = io_uring_cq_ready(&w->ring);
 		unsigned early = *w->ring.cq.khead + todo;
 		take_receives(&w->ring, *w->ring.cq.khead, early, &flushed);

@@ -16,8 +16,11 @@ void seal_slice_took(struct seal_slice *sl, size_t len, uint64_t ns)
 	uint64_t ps = (ns < ns_max ? ns : ns_max) * 1000 / len;
 	if (ps == 0)
 		ps = 1;
-	/* A quarter of each new seal: one slow seal among quick ones moves
-	 * the size little, a run of them within a few seals. */
+	/* A quarter of each new seal: a seal a few times slower than the
+	 * rest (an interrupt, a fault) moves the size little, a run of slow
+	 * ones cuts it within a few seals. A stall of milliseconds inside
+	 * one (a preemption) cuts it too, down to a record, for some ten
+	 * seals (~1 MiB): a few more sends, no more. */
 	if (sl->ps_per_byte == 0)
 		sl->ps_per_byte = ps;
 	else if (ps > sl->ps_per_byte)

@@ -35,8 +35,9 @@ START_TEST(test_slow_first_seal)
 }
 END_TEST
 
-/* One slow seal among quick ones (an interrupt, a fault) keeps the size. */
-START_TEST(test_one_slow_seal_keeps)
+/* One seal some times slower among quick ones (an interrupt, a fault)
+ * keeps the size. */
+START_TEST(test_a_slower_seal_keeps)
 {
 	struct seal_slice sl;
 
@@ -45,6 +46,27 @@ START_TEST(test_one_slow_seal_keeps)
 		seal_slice_took(&sl, SEAL_MAX, USUAL_NS);
 	seal_slice_took(&sl, SEAL_MAX, USUAL_NS * 22 / 10);
 	ck_assert_uint_eq(seal_slice_take(&sl, SEAL_MAX), SEAL_MAX);
+}
+END_TEST
+
+/* A stall of milliseconds in one seal (a preemption) cuts the size to a
+ * record; quick seals bring it back within some ten (seal_slice.c). */
+START_TEST(test_stall_cuts_then_recovers)
+{
+	struct seal_slice sl;
+	int seals = 0;
+
+	seal_slice_init(&sl);
+	for (int i = 0; i < 8; i++)
+		seal_slice_took(&sl, SEAL_MAX, USUAL_NS);
+	seal_slice_took(&sl, SEAL_MAX, 6500000);
+	ck_assert_uint_eq(seal_slice_take(&sl, SEAL_MAX), SEAL_SLICE_MIN);
+	while (seal_slice_take(&sl, SEAL_MAX) < SEAL_MAX && seals < 100) {
+		size_t n = seal_slice_take(&sl, SEAL_MAX);
+		seal_slice_took(&sl, n, (uint64_t)n * USUAL_NS / SEAL_MAX);
+		seals++;
+	}
+	ck_assert_int_le(seals, 12);
 }
 END_TEST
 
@@ -98,7 +120,8 @@ static Suite *seal_slice_suite(void)
 
 	tcase_add_test(tc, test_starts_whole);
 	tcase_add_test(tc, test_slow_first_seal);
-	tcase_add_test(tc, test_one_slow_seal_keeps);
+	tcase_add_test(tc, test_a_slower_seal_keeps);
+	tcase_add_test(tc, test_stall_cuts_then_recovers);
 	tcase_add_test(tc, test_slow_run_and_back);
 	tcase_add_test(tc, test_floor_and_short_seals);
 	suite_add_tcase(s, tc);
