@@ -637,14 +637,15 @@ void sock_post_next_send(struct sock *s)
 			if (len == 0)
 				return;
 			struct seal_slice *slice = s->env->seal_slice;
-			uint64_t t0 = 0;
-			if (slice) {
+			if (slice)
 				len = seal_slice_take(slice, len);
-				t0 = clock_ns();
-			}
+			/* Timed only where the slice learns from it, not for
+			 * each small response. */
+			bool timed = slice && len >= SEAL_SLICE_MIN;
+			uint64_t t0 = timed ? clock_ns() : 0;
 			if (!seal_tx(s, len))
 				return;
-			if (slice)
+			if (timed)
 				seal_slice_took(slice, len, clock_ns() - t0);
 			s->tx_sent += len;
 			if (s->tx_sent == wi->tx_len)
