@@ -408,6 +408,15 @@ static bool flush_due(struct io_uring *ring, uint64_t *flushed)
 	return true;
 }
 
+/* A turn of the worker's loop: when it last submitted (flush_due), and
+ * whether it began with few completions (TURN_FEW). */
+struct turn {
+	uint64_t flushed;
+	bool few;
+};
+
+#define TURN_FEW 32
+
 /* A submit mid-turn that also posts what has completed meanwhile. On a
  * DEFER_TASKRUN ring a receive whose bytes came while it waited completes
  * only when the worker runs its deferred work, which a plain submit does
@@ -420,18 +429,20 @@ static bool flush_due(struct io_uring *ring, uint64_t *flushed)
  * request behind eight cold downloads waited p99 1.7-2.1 ms without it,
  * 0.6-1.0 with it (four runs each, seals already cut to a slice:
  * seal_slice.h; issue 22). */
-static void submit_and_post(struct io_uring *ring)
+static void submit_and_post(struct io_uring *ring, const struct turn *t)
 {
 	/* What it posts waits in the queue beside the turn's own completions,
-	 * which are not taken off it before the turn's end: with 10,000
-	 * slow downloads a turn filled it, and the kernel kept 12,083
-	 * completions aside in 12 s (io_uring_cqe_overflow, an allocation
-	 * each, against none without the flag), and the CPU per GB there
-	 * read higher than without the flag in every pair of runs. So only
-	 * while the queue holds few completions (256 of 4,096): a turn of
-	 * long seals, not one of many cheap completions, where a request
-	 * waits its turn among them anyway. */
-	if (io_uring_cq_ready(ring) <= *ring->cq.kring_entries / 16)
+	 * which are taken off it only at the turn's end. A turn of many
+	 * completions is one of cheap ones, where a request waits its turn
+	 * among them anyway, and there it cost: with 10,000 slow downloads
+	 * the queue overflowed (12,083 io_uring_cqe_overflow in 12 s, an
+	 * allocation each, none without the flag), and with the flag only
+	 * while at most 256 entries were taken, CPU per GB still read 0.85
+	 * and 0.88 against 0.79 and 0.78 without it (by hand, alternating).
+	 * So only in a turn of few completions (TURN_FEW: the cold cell's
+	 * eight downloads and a probe make some 10), and while the queue
+	 * has room. */
+	if (t->few && io_uring_cq_ready(ring) <= *ring->cq.kring_entries / 16)
 		io_uring_submit_and_get_events(ring);
 	else
 		io_uring_submit(ring);
@@ -454,7 +465,7 @@ static void submit_and_post(struct io_uring *ring)
  * (IOSQE_IO_LINK, IOSQE_IO_DRAIN), and a sock has one receive in flight
  * at a time. As in the turn, what costly work has queued is submitted
  * when due (flush_due). */
-static bool take_receives(struct io_uring *ring, unsigned from, unsigned to, uint64_t *flushed)
+static bool take_receives(struct io_uring *ring, unsigned from, unsigned to, struct turn *t)
 {
 	/* The ring has no IORING_SETUP_CQE32: an entry is one struct. */
 	unsigned mask = *ring->cq.kring_mask;
@@ -467,8 +478,8 @@ static bool take_receives(struct io_uring *ring, unsigned from, unsigned to, uin
 		dispatch(cqe);
 		cqe->user_data = 0;
 		took = true;
-		if (flush_due(ring, flushed))
-			submit_and_post(ring);
+		if (flush_due(ring, &t->flushed))
+			submit_and_post(ring, t);
 	}
 	return took;
 }
@@ -558,7 +569,6 @@ static void *worker_main(void *arg)
 			break;
 		}
 		clock_update(&w->clock);
-		uint64_t flushed = clock_ns();
 		/* Only the completions there when the turn began (and the
 		 * receives its submits post: take_receives). A submit
 		 * mid-turn completes cached reads and sends inline, posting
@@ -572,22 +582,23 @@ static void *worker_main(void *arg)
 		 * 1.5 s that way (perf: no io_uring_local_work_run event in
 		 * the stall). */
 		todo = io_uring_cq_ready(&w->ring);
+		struct turn t = {.flushed = clock_ns(), .few = todo <= TURN_FEW};
 		unsigned early = *w->ring.cq.khead + todo;
-		take_receives(&w->ring, *w->ring.cq.khead, early, &flushed);
+		take_receives(&w->ring, *w->ring.cq.khead, early, &t);
 		io_uring_for_each_cqe(&w->ring, head, cqe)
 		{
 			if (todo-- == 0)
 				break;
 			dispatch(cqe);
 			n++;
-			if (flush_due(&w->ring, &flushed)) {
+			if (flush_due(&w->ring, &t.flushed)) {
 				io_uring_cq_advance(&w->ring, n);
 				n = 0;
-				submit_and_post(&w->ring);
+				submit_and_post(&w->ring, &t);
 				unsigned tail = io_uring_smp_load_acquire(w->ring.cq.ktail);
 				/* Answers taken mid-turn leave at once, not
 				 * after the turn's next piece of work. */
-				if (take_receives(&w->ring, early, tail, &flushed))
+				if (take_receives(&w->ring, early, tail, &t))
 					io_uring_submit(&w->ring);
 				early = tail;
 			}
