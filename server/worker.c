@@ -425,10 +425,9 @@ struct turn {
  * turn submitted. With the flag and nothing to wait for, the enter runs
  * that work and returns (io_cqring_wait in io_uring/io_uring.c; since
  * Linux 6.13 at most some 20 items a pass, two passes an enter: the rest
- * at the next). A probe's
- * request behind eight cold downloads waited p99 1.7-2.1 ms without it,
- * 0.6-1.0 with it (four runs each, seals already cut to a slice:
- * seal_slice.h; issue 22). */
+ * at the next). A probe's request behind eight cold downloads waited p99
+ * 1.7-2.1 ms without it, 0.6-1.0 with it (four runs each, seals already
+ * cut to a slice: seal_slice.h; issue 22). */
 static void submit_and_post(struct io_uring *ring, const struct turn *t)
 {
 	/* What it posts waits in the queue beside the turn's own completions,
@@ -437,8 +436,9 @@ static void submit_and_post(struct io_uring *ring, const struct turn *t)
 	 * among them anyway, and there it cost: with 10,000 slow downloads
 	 * the queue overflowed (12,083 io_uring_cqe_overflow in 12 s, an
 	 * allocation each, none without the flag), and with the flag only
-	 * while at most 256 entries were taken, CPU per GB still read 0.85
-	 * and 0.88 against 0.79 and 0.78 without it (by hand, alternating).
+	 * while at most 256 entries were taken, CPU per GB still read
+	 * 0.82-0.85 against 0.78 and 0.79 without it (by hand, 12 s of the
+	 * steady state each).
 	 * So only in a turn of few completions (TURN_FEW: the cold cell's
 	 * eight downloads and a probe make some 10), and while the queue
 	 * has room. */
@@ -456,10 +456,10 @@ static void submit_and_post(struct io_uring *ring, const struct turn *t)
  * was taken mid-turn (true: one was taken). The turn's own completions
  * are taken so at its start, and those a flush mid-turn posts at that
  * flush (submit_and_post; those the submit after it posts, at the next).
- * One turn's downloads (8 cold ones sent
- * 256 KiB each, sealed and sent inline by the submits) took 5 ms, and a probe's
- * 1 KiB request that came in meanwhile waited for all of it, then for
- * every send before its own in the next (p99 8-13 ms, issue 22). Any
+ * One turn's downloads (8 cold ones sent 256 KiB each, sealed and sent
+ * inline by the submits) took 5 ms, and a probe's 1 KiB request that
+ * came in meanwhile waited for all of it, then for every send before its
+ * own in the next (p99 8-13 ms, issue 22). Any
  * order of completions already posted is one the kernel could have
  * posted them in: no operation here is linked or drained
  * (IOSQE_IO_LINK, IOSQE_IO_DRAIN), and a sock has one receive in flight
