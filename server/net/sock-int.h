@@ -118,11 +118,14 @@ struct sock {
 	bool throttled;               /* the queue waited for tokens since it was last empty */
 
 	/* Bytes the socket accepts before it is full, as last asked
-	 * (sock_room), less what it accepted since; the kernel's answer is
-	 * only asked for when this is too little. */
+	 * (sock_room), less what it accepted since; the kernel is asked once,
+	 * when this is too little, and then again only after POLLOUT. */
 	size_t room;
 	bool room_unbounded;          /* not TCP (a Unix socket): not asked */
 	bool room_polled;             /* POLLOUT came since: the next chunk goes */
+	/* The room was asked (or POLLOUT told it) since it was last set to be
+	 * asked: until POLLOUT, what is left of it is all a chunk gets. */
+	bool room_asked;
 	/* Reads and batches follow the room: from the start until the socket
 	 * is shown fast, and again from a tick that finds it slow (sock.h,
 	 * SOCK_SLOW_BYTES_PER_S). */

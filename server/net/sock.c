@@ -303,8 +303,10 @@ void sock_tick(struct sock *s, uint64_t now_ms)
 	if (s->room_unbounded || ms == 0 || ms > 10 * 1000)
 		return; /* the first tick, or a worker that stood still */
 	if (waiting && rate < SOCK_SLOW_BYTES_PER_S) {
-		if (!s->follow_room)
+		if (!s->follow_room) {
 			s->room = 0; /* ask the kernel */
+			s->room_asked = false;
+		}
 		s->follow_room = true;
 		if (!s->counted_slow)
 			s->env->stats->slow_socks++;
