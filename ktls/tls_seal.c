@@ -14,8 +14,9 @@
 
 struct tls_sealer {
 	/* The cipher context (its key schedule and GCM tables, ~1 KiB) only
-	 * while records are sealed: an idle connection keeps the key itself
-	 * (tls_sealer_idle), 10,000 idle connections 10 MiB less. */
+	 * while responses are sent, waits for room included: an idle
+	 * connection keeps the key itself (tls_sealer_idle), 10,000 idle
+	 * connections 10 MiB less. */
 	EVP_CIPHER_CTX *ctx;
 	const EVP_CIPHER *cipher;
 	unsigned char key[32];

@@ -249,6 +249,13 @@ void sock_shutdown_write(struct sock *s)
 
 void sock_release_idle_buffers(struct sock *s)
 {
+	sock_release_buffers(s);
+	if (s->ct_len == 0 && !s->ct_posted)
+		tls_sealer_idle(s->wire.sealer);
+}
+
+void sock_release_buffers(struct sock *s)
+{
 	struct bufpool *bp = s->env->bufs;
 
 	sock_rx_give_back_if_empty(s);
@@ -264,13 +271,10 @@ void sock_release_idle_buffers(struct sock *s)
 		free(s->holes);
 		s->holes = NULL;
 	}
-	if (s->ct_len == 0 && !s->ct_posted) {
-		if (s->ct) {
-			bufpool_put(bp, s->ct, s->ct_cap);
-			s->ct = NULL;
-			s->ct_cap = 0;
-		}
-		tls_sealer_idle(s->wire.sealer);
+	if (s->ct_len == 0 && !s->ct_posted && s->ct) {
+		bufpool_put(bp, s->ct, s->ct_cap);
+		s->ct = NULL;
+		s->ct_cap = 0;
 	}
 	if (s->plain_start == s->plain_end && s->plain) {
 		bufpool_put(bp, s->plain, s->plain_cap);

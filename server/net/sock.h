@@ -364,8 +364,12 @@ bool sock_body_map(struct sock *s, const struct sock_file *f, struct sock_map *m
 
 /* Half-close: everything is out, nothing more will be sent. */
 void sock_shutdown_write(struct sock *s);
-/* Gives back buffers a quiet connection does not need. */
+/* Gives back buffers a quiet connection does not need, and the sealer's
+ * cipher context (tls_sealer_idle). */
 void sock_release_idle_buffers(struct sock *s);
+/* The buffers only: a download that waits for room keeps its cipher
+ * context, which it needs again at the next POLLOUT (sock_wait_room). */
+void sock_release_buffers(struct sock *s);
 /* The worker's timer (every 250 ms): tells slow connections from fast
  * ones by the bytes the socket accepted since (SOCK_SLOW_BYTES_PER_S). */
 void sock_tick(struct sock *s, uint64_t now_ms);
