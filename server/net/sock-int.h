@@ -123,8 +123,8 @@ struct sock {
 	size_t room;
 	bool room_unbounded;          /* not TCP (a Unix socket): not asked */
 	bool room_polled;             /* POLLOUT came since: the next chunk goes */
-	/* The room was asked (or POLLOUT told it) since it was last set to be
-	 * asked: until POLLOUT, what is left of it is all a chunk gets. */
+	/* The room was asked (or POLLOUT told it) and nothing has changed it
+	 * but what the socket took since (sock_room). */
 	bool room_asked;
 	/* Reads and batches follow the room: from the start until the socket
 	 * is shown fast, and again from a tick that finds it slow (sock.h,
@@ -134,7 +134,9 @@ struct sock {
 	 * socket has shown it takes at once (sock_send_done). */
 	size_t take;
 	bool lowat_set;               /* the socket has TCP_NOTSENT_LOWAT */
-	bool counted_slow;            /* in stats->slow_socks */
+	/* A tick found it slow (counted once in stats->slow_socks): its room
+	 * is asked once a POLLOUT (sock_room). */
+	bool found_slow;
 	uint64_t tick_sent;           /* bytes_sent at the last tick */
 	uint64_t tick_ms;             /* and when that was */
 

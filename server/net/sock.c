@@ -230,8 +230,11 @@ void sock_account_sent(struct sock *s, enum stat_via via, int res)
 	enum stat_tls tls = stats_tls_path(s->ssl != NULL, sock_ktls_tx(s));
 
 	s->bytes_sent += (uint64_t)res;
-	if (res > 0)
+	if (res > 0) {
 		s->room = (size_t)res < s->room ? s->room - (size_t)res : 0;
+		if (!s->found_slow)
+			s->room_asked = false; /* sock_room */
+	}
 	s->env->stats->bytes_out[via][tls] += (uint64_t)res;
 	if (res > 0)
 		ktls_account_tx(&s->wire, (size_t)res);
@@ -312,9 +315,9 @@ void sock_tick(struct sock *s, uint64_t now_ms)
 			s->room_asked = false;
 		}
 		s->follow_room = true;
-		if (!s->counted_slow)
+		if (!s->found_slow)
 			s->env->stats->slow_socks++;
-		s->counted_slow = true;
+		s->found_slow = true;
 	} else if (rate >= SOCK_FAST_BYTES_PER_S) {
 		sock_stop_following_room(s);
 	}
