@@ -118,8 +118,9 @@ struct sock {
 	bool throttled;               /* the queue waited for tokens since it was last empty */
 
 	/* Bytes the socket accepts before it is full, as last asked
-	 * (sock_room), less what it accepted since; the kernel is asked once,
-	 * when this is too little, and then again only after POLLOUT. */
+	 * (sock_room), less what it accepted since; the kernel is asked when
+	 * this is too little, at most once between two sends (a socket found
+	 * slow: once, then told by each POLLOUT). */
 	size_t room;
 	bool room_unbounded;          /* not TCP (a Unix socket): not asked */
 	bool room_polled;             /* POLLOUT came since: the next chunk goes */

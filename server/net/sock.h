@@ -219,10 +219,11 @@ bool sock_tx_pending(const struct sock *s);
  * (tcp_stream_memory_free in include/net/tcp.h) and says POLLOUT below
  * half of it (without it the kernel itself queued 3.8 MB unsent for each
  * such client, its send buffer autotuned to 4 MiB); the transport asks how
- * many are unsent (SIOCOUTQNSD) before its first chunk, and after that
- * counts down what the socket took since, fills no more than the socket
- * takes, and when that is spent waits for POLLOUT holding no buffer: the
- * bytes are still in the file (sock_room). Twice the
+ * many are unsent (SIOCOUTQNSD) when the room it last heard of is spent
+ * (a socket found slow: once, then told by each POLLOUT; sock_room) and
+ * fills no more than the socket takes, and a socket that takes nothing
+ * more waits for POLLOUT holding no buffer: the bytes are still in the
+ * file. Twice the
  * sealer's largest send (SEAL_MAX), so that a socket that says POLLOUT
  * takes one whole send. The first room is asked too, not assumed, and
  * such a socket's sends never wait inside the ring: what it does not take
