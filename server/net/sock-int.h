@@ -118,14 +118,16 @@ struct sock {
 	bool throttled;               /* the queue waited for tokens since it was last empty */
 
 	/* Bytes the socket accepts before it is full, as last asked
-	 * (sock_room), less what it accepted since; the kernel is asked when
-	 * this is too little, at most once between two sends (a socket found
-	 * slow: once, then told by each POLLOUT). */
+	 * (sock_room) or told by POLLOUT, less what it accepted since; the
+	 * kernel is asked when this is too little, at most once between two
+	 * sends, and a socket found slow not again after it takes bytes: each
+	 * POLLOUT sets it. */
 	size_t room;
 	bool room_unbounded;          /* not TCP (a Unix socket): not asked */
 	bool room_polled;             /* POLLOUT came since: the next chunk goes */
-	/* The room was asked (or POLLOUT told it) and nothing has changed it
-	 * but what the socket took since (sock_room). */
+	/* The room was asked (or POLLOUT told it) since the socket last took
+	 * bytes (a socket found slow: at all); a wait for POLLOUT sets the
+	 * room to 0, and POLLOUT sets it again (sock_room). */
 	bool room_asked;
 	/* Reads and batches follow the room: from the start until the socket
 	 * is shown fast, and again from a tick that finds it slow (sock.h,
@@ -136,7 +138,8 @@ struct sock {
 	size_t take;
 	bool lowat_set;               /* the socket has TCP_NOTSENT_LOWAT */
 	/* A tick found it slow (counted once in stats->slow_socks): its room
-	 * is asked once a POLLOUT (sock_room). */
+	 * is not asked again after it takes bytes, each POLLOUT sets it
+	 * (sock_room). */
 	bool found_slow;
 	uint64_t tick_sent;           /* bytes_sent at the last tick */
 	uint64_t tick_ms;             /* and when that was */

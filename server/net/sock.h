@@ -220,12 +220,11 @@ bool sock_tx_pending(const struct sock *s);
  * half of it (without it the kernel itself queued 3.8 MB unsent for each
  * such client, its send buffer autotuned to 4 MiB); the transport asks how
  * many are unsent (SIOCOUTQNSD) when the room it last heard of is spent
- * (a socket found slow: once, then told by each POLLOUT; sock_room) and
- * fills no more than the socket takes, and a socket that takes nothing
- * more waits for POLLOUT holding no buffer: the bytes are still in the
- * file. Twice the
- * sealer's largest send (SEAL_MAX), so that a socket that says POLLOUT
- * takes one whole send. The first room is asked too, not assumed, and
+ * (a socket found slow is not asked again: each POLLOUT says its room;
+ * sock_room) and fills no more than the socket takes, and a socket that
+ * takes nothing more waits for POLLOUT holding no buffer: the bytes are
+ * still in the file. Twice the sealer's largest send (SEAL_MAX), so that
+ * a socket that says POLLOUT takes one whole send. The first room is asked too, not assumed, and
  * such a socket's sends never wait inside the ring: what it does not take
  * of one waits for POLLOUT in a buffer its own size, and its next sends
  * are no larger than it has shown it takes (sock_send.c, send_nowait).

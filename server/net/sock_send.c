@@ -117,7 +117,8 @@ size_t sock_room(struct sock *s, size_t want)
 		 * that much fits, unless the memory limit woke it (the socket's
 		 * queue fell to two thirds of a limit lowered under pressure:
 		 * sk_stream_is_writeable); once, then the count is asked
-		 * again. */
+		 * again after the socket takes bytes, but for a socket found
+		 * slow, which waits for the next POLLOUT. */
 		s->room_polled = false;
 		s->room_asked = true;
 		if (s->room < SOCK_NOTSENT_LOWAT / 2)
@@ -135,8 +136,8 @@ size_t sock_room(struct sock *s, size_t want)
 		sock_stop_following_room(s);
 		return SIZE_MAX;
 	}
-	/* Asked already, and the socket took nothing since: the kernel would
-	 * say the same. A socket found slow is not asked again after it takes
+	/* Asked already, and the socket took nothing since: asked again, the
+	 * kernel would say little more. A socket found slow is not asked again after it takes
 	 * bytes either: its client reads little meanwhile, and POLLOUT says
 	 * when it has (sock_fits waits for it). At 10,000 slow HTTP/1.1
 	 * downloads each send came with 2.6 SIOCOUTQNSD and 3.5 SO_MEMINFO
@@ -188,7 +189,7 @@ size_t sock_fits(struct sock *s, size_t want)
 void sock_wait_room(struct sock *s)
 {
 	sock_release_buffers(s);
-	s->room = 0; /* POLLOUT says there is some: ask again then */
+	s->room = 0; /* POLLOUT says how much (sock_room) */
 	s->env->stats->room_waits++;
 	sock_poll_out(s);
 }
