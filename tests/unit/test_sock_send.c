@@ -16,6 +16,7 @@
  * Unix socketpair, which no send ever reaches. */
 #include <check.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <linux/tls.h>
 #include <poll.h>
 #include <string.h>
@@ -939,6 +940,71 @@ START_TEST(test_room_batch_follows)
 }
 END_TEST
 
+/* ---- sendfile: one chunk a turn ---- */
+
+/* An unlinked file of n bytes. */
+static int file_of(size_t n)
+{
+	char path[] = "/tmp/ktlsd-test-sendfile-XXXXXX";
+	static char page[4096];
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	memset(page, 'x', sizeof(page));
+	for (size_t done = 0; done < n; done += sizeof(page))
+		ck_assert_int_eq(write(fd, page, sizeof(page)), (ssize_t)sizeof(page));
+	return fd;
+}
+
+/* A socket that took the whole chunk could take the next at once, but
+ * the worker's other connections go first: a no-op, then the drive; and
+ * the no-op says nothing of the socket's room. */
+START_TEST(test_sendfile_whole_waits_a_turn)
+{
+	int fd = file_of(4096);
+	size_t sent;
+
+	ck_assert_int_eq(sock_sendfile(s, fd, 0, 4096, &sent), SOCK_SENDFILE_SENT);
+	ck_assert_uint_eq(sent, 4096);
+	ck_assert(sock_busy(s));
+	struct io_uring_sqe sqe = take();
+	ck_assert_uint_eq(sqe.opcode, IORING_OP_NOP);
+	ck_assert(!posted());
+	ck_assert_uint_eq(own.drives, 0);
+	complete(&sqe, 0);
+	ck_assert(!sock_busy(s));
+	ck_assert_uint_eq(own.drives, 1);
+	ck_assert(!s->room_polled);
+	ck_assert_ptr_null(own.failed);
+	close(fd);
+}
+END_TEST
+
+/* A socket that took part of it is full: a POLLOUT, and the drive once
+ * it has room. No chunk is larger than SOCK_SENDFILE_MAX. */
+START_TEST(test_sendfile_short_waits_for_room)
+{
+	int fd = file_of(2 * SOCK_SENDFILE_MAX), buf = 64 * 1024;
+	size_t sent;
+
+	ck_assert_int_eq(setsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf)), 0);
+	ck_assert_int_eq(sock_sendfile(s, fd, 0, 2 * SOCK_SENDFILE_MAX, &sent), SOCK_SENDFILE_SENT);
+	ck_assert_uint_gt(sent, 0);
+	ck_assert_uint_lt(sent, SOCK_SENDFILE_MAX); /* the peer reads nothing */
+	struct io_uring_sqe sqe = take();
+	ck_assert_uint_eq(sqe.opcode, IORING_OP_POLL_ADD);
+	ck_assert_int_eq(sqe.fd, s->fd);
+	ck_assert_uint_eq(sqe.poll32_events, POLLOUT);
+	ck_assert(!posted());
+	complete(&sqe, POLLOUT);
+	ck_assert_uint_eq(own.drives, 1);
+	ck_assert(s->room_polled);
+	ck_assert_ptr_null(own.failed);
+	close(fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("sock_send");
@@ -963,6 +1029,8 @@ int main(void)
 	tcase_add_test(tc, test_room_sealed_rest_shrinks);
 	tcase_add_test(tc, test_room_take_bounds_chunks);
 	tcase_add_test(tc, test_room_batch_follows);
+	tcase_add_test(tc, test_sendfile_whole_waits_a_turn);
+	tcase_add_test(tc, test_sendfile_short_waits_for_room);
 	suite_add_tcase(su, tc);
 	return check_run(su);
 }
