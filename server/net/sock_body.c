@@ -16,6 +16,10 @@
 /* How far sock_send_file asks ahead whether file bytes are cached: one
  * question per 8 MiB. */
 #define FILE_RESIDENT_AHEAD (8u << 20)
+/* The most of a body one sock_send_file looks at: the bytes it asks are
+ * cached, and whether a splice (a pipe's 1 MiB) says more follows. A
+ * sendfile takes at most SOCK_SENDFILE_MAX of them. */
+#define SEND_FILE_STEP (2u << 20)
 /* How far sock_batch_map asks at once: a send from a page that is not in
  * memory would wait for the disk inside the ring's submit, stalling every
  * connection of the worker; one look ahead covers the next batches (a
@@ -70,8 +74,8 @@ enum sock_file_result sock_send_file(struct sock *s, const struct sock_file *f, 
 				     size_t len, bool more, size_t *sent)
 {
 	*sent = 0;
-	if (len > SOCK_SENDFILE_MAX)
-		len = SOCK_SENDFILE_MAX;
+	if (len > SEND_FILE_STEP)
+		len = SEND_FILE_STEP;
 	if (!f->resident_to ||
 	    !file_resident_ahead(f->fd, f->resident_to, off, len, f->end, FILE_RESIDENT_AHEAD)) {
 		size_t n = len < PIPEPOOL_PIPE_SIZE ? len : PIPEPOOL_PIPE_SIZE;

@@ -50,14 +50,21 @@ void sock_post_splice(struct sock *s, struct ring_op *op, bool in)
 	s->env->stats->splice_ops++;
 }
 
+/* sqe goes out as the sock's poll op: the sock is busy until it completes
+ * (sock_poll_done). */
+static void post_poll_op(struct sock *s, struct io_uring_sqe *sqe)
+{
+	ring_op_attach(sqe, &s->poll_op);
+	s->splice_posted = true;
+	s->inflight++;
+}
+
 /* Wait for room in the socket (sock_poll_done). */
 void sock_poll_out(struct sock *s)
 {
 	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
 	io_uring_prep_poll_add(sqe, s->fd, POLLOUT);
-	ring_op_attach(sqe, &s->poll_op);
-	s->splice_posted = true;
-	s->inflight++;
+	post_poll_op(s, sqe);
 }
 
 void sock_pipe_ready(struct pipe_waiter *wt, struct pipe_lease *p)
@@ -225,9 +232,7 @@ static void wait_a_turn(struct sock *s)
 {
 	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
 	io_uring_prep_nop(sqe);
-	ring_op_attach(sqe, &s->poll_op);
-	s->splice_posted = true;
-	s->inflight++;
+	post_poll_op(s, sqe);
 }
 
 /* nginx's pattern (a nonblocking socket, a poll for room when it is full):

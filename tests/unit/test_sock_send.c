@@ -982,7 +982,7 @@ START_TEST(test_sendfile_whole_waits_a_turn)
 END_TEST
 
 /* A socket that took part of it is full: a POLLOUT, and the drive once
- * it has room. No chunk is larger than SOCK_SENDFILE_MAX. */
+ * it has room. */
 START_TEST(test_sendfile_short_waits_for_room)
 {
 	int fd = file_of(2 * SOCK_SENDFILE_MAX), buf = 64 * 1024;
