@@ -70,6 +70,7 @@ struct sock {
 
 	struct ring_op recv_op, send_op, ctrl_op, splice_in_op, splice_out_op, poll_op;
 	bool recv_posted, send_posted, ctrl_posted, splice_posted;
+	bool turn_posted;             /* poll_op is a no-op: a turn's wait, not room's */
 	unsigned inflight;            /* operations in flight and holds */
 	bool closing;
 	bool peer_eof;
@@ -260,7 +261,7 @@ void sock_splice_file(struct sock *s, int fd, uint64_t off, size_t len, bool mor
 
 /* What sock_sendfile did. */
 enum sock_sendfile_result {
-	SOCK_SENDFILE_SENT,   /* *sent bytes went; call again while not busy */
+	SOCK_SENDFILE_SENT,   /* *sent bytes went; drive() runs when it may go on */
 	SOCK_SENDFILE_WAIT,   /* the socket is full or --limit-rate waits:
 			       * drive() runs when it may go on */
 	SOCK_SENDFILE_EOF,    /* the file ends before off: it shrank */

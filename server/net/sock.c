@@ -303,7 +303,9 @@ void sock_env_tick(struct sock_env *env)
 void sock_tick(struct sock *s, uint64_t now_ms)
 {
 	uint64_t ms = now_ms - s->tick_ms, rate = rate_since_tick(s, now_ms);
-	bool waiting = s->send_posted || s->splice_posted;
+	/* A sendfile's wait for the next turn (sock_splice.c) is no wait for
+	 * the client: such a download fills no socket. */
+	bool waiting = s->send_posted || (s->splice_posted && !s->turn_posted);
 
 	s->tick_sent = s->bytes_sent;
 	s->tick_ms = now_ms;

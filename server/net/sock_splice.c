@@ -123,6 +123,7 @@ void sock_splice_in_done(struct ring_op *op, int res, uint32_t flags)
 
 	(void)flags;
 	s->splice_posted = false;
+	s->turn_posted = false;
 	if (s->closing)
 		goto out;
 	s->splice_want = 0;
@@ -156,6 +157,7 @@ void sock_splice_out_done(struct ring_op *op, int res, uint32_t flags)
 
 	(void)flags;
 	s->splice_posted = false;
+	s->turn_posted = false;
 	if (s->closing)
 		goto out;
 	if (res == -EAGAIN) {
@@ -190,6 +192,7 @@ void sock_poll_done(struct ring_op *op, int res, uint32_t flags)
 
 	(void)flags;
 	s->splice_posted = false;
+	s->turn_posted = false;
 	if (s->closing)
 		goto out;
 	if (res < 0) {
@@ -233,6 +236,7 @@ static void wait_a_turn(struct sock *s)
 	struct io_uring_sqe *sqe = ring_sqe(s->env->ring);
 	io_uring_prep_nop(sqe);
 	post_poll_op(s, sqe);
+	s->turn_posted = true;
 }
 
 /* nginx's pattern (a nonblocking socket, a poll for room when it is full):
