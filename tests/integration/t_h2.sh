@@ -380,12 +380,14 @@ budget_run() {
 }
 
 # How many sends a download takes follows how fast the client reads: a
-# full socket takes less at a time. Both downloads are measured twice when
-# the first pair is over the bound, and the last pair decides: in one
-# fresh-clone run of the whole suite (three test files at once, the kTLS
-# guest beside them) HTTP/2 took 282 sends against HTTP/1.1's 181, where
-# alone or beside three busy loops it takes 156-175 against 144-163. A
-# send per DATA frame, what the bound is for, would be some 2,000.
+# full socket takes less at a time. In two fresh-clone runs of the whole
+# suite (three test files at once, the kTLS guest beside the sanitizer
+# part) HTTP/2 took 259-282 sends against HTTP/1.1's 162-181, over 1.25x in
+# both tries of the second, where alone or beside three busy loops it takes
+# 155-175 against 142-163 (this build and the one before it, sanitizer
+# builds too). So the bound is 2x, and a pair over it is measured again,
+# the last pair deciding. A send per DATA frame, what it is for, would be
+# some 2,000; the 16 per MiB below holds it too.
 for try in 1 2; do
 	budget_run "HTTP/1.1 copy mode" --http1.1 --sendfile off || break
 	h1_send=$SEND_OPS h1_read=$READ_OPS
@@ -394,10 +396,10 @@ for try in 1 2; do
 	echo "# budget for $big_mib MiB, try $try: HTTP/1.1 copy send_ops=$h1_send read_ops=$h1_read;" \
 		"HTTP/2 send_ops=$h2_send read_ops=$h2_read" \
 		"($(awk -v s="$h2_send" -v m="$big_mib" 'BEGIN { printf "%.1f", s / m }') sends/MiB)"
-	[ "$h2_send" -le $((h1_send * 5 / 4 + 8)) ] && break
+	[ "$h2_send" -le $((h1_send * 2 + 8)) ] && break
 done
 if [ -n "${h2_send:-}" ]; then
-	le "budget: HTTP/2 send_ops <= 1.25 x HTTP/1.1 copy mode + 8" "$h2_send" $((h1_send * 5 / 4 + 8))
+	le "budget: HTTP/2 send_ops <= 2 x HTTP/1.1 copy mode + 8" "$h2_send" $((h1_send * 2 + 8))
 	le "budget: HTTP/2 send_ops under 16 per MiB" "$h2_send" $((16 * big_mib))
 	le "budget: HTTP/2 read_ops <= 1.25 x HTTP/1.1 copy mode + 8" "$h2_read" $((h1_read * 5 / 4 + 8))
 fi
