@@ -123,7 +123,6 @@ void sock_splice_in_done(struct ring_op *op, int res, uint32_t flags)
 
 	(void)flags;
 	s->splice_posted = false;
-	s->turn_posted = false;
 	if (s->closing)
 		goto out;
 	s->splice_want = 0;
@@ -157,7 +156,6 @@ void sock_splice_out_done(struct ring_op *op, int res, uint32_t flags)
 
 	(void)flags;
 	s->splice_posted = false;
-	s->turn_posted = false;
 	if (s->closing)
 		goto out;
 	if (res == -EAGAIN) {
