@@ -1010,6 +1010,67 @@ START_TEST(test_sendfile_short_waits_for_room)
 }
 END_TEST
 
+/* ---- ktlsd's sealer: from the file's mapped pages only while waiting ---- */
+
+/* The sealer on, nothing before the switch. */
+static void as_sealer(void)
+{
+	s->wire.seal_allowed = true;
+	ck_assert_int_eq(BIO_ctrl(bio, SET_KTLS, 1, (void *)&sealer_keys), 1);
+	ck_assert(s->wire.sealing);
+}
+
+/* Whether the first 4 KiB of fd go into tx from its mapped pages
+ * (sock_body_map), as HTTP/1.1's map_chunk asks. */
+static bool body_maps(int fd, struct sock_map *m, uint64_t *resident_to)
+{
+	const struct sock_file f = {fd, SOCK_MAP_MIN, resident_to};
+	size_t room;
+	char *at = sock_out_reserve(s, 4096, &room);
+
+	ck_assert_ptr_nonnull(at);
+	return sock_body_map(s, &f, m, at, 0, 4096);
+}
+
+/* A download that keeps its socket busy is sealed from a read's copy; once
+ * a tick finds it waiting for a slow client, from the mapped pages. */
+START_TEST(test_sealer_maps_once_slow)
+{
+	int fd = file_of(SOCK_MAP_MIN);
+	uint64_t resident_to = 0;
+	struct sock_map m = {0};
+
+	as_sealer();
+	ck_assert(!body_maps(fd, &m, &resident_to));
+	queue("slow");
+	send_queued(0);
+	struct io_uring_sqe sqe = take();
+	now_ms += 250;
+	sock_tick(s, now_ms); /* 4 bytes in 250 ms, and the send still out */
+	complete(&sqe, (int)sqe.len);
+	ck_assert(body_maps(fd, &m, &resident_to));
+	ck_assert_ptr_null(own.failed);
+	sock_map_release(&m);
+	close(fd);
+}
+END_TEST
+
+/* --limit-rate makes every download wait between sends: mapped pages from
+ * the start. */
+START_TEST(test_sealer_maps_paced)
+{
+	int fd = file_of(SOCK_MAP_MIN);
+	uint64_t resident_to = 0;
+	struct sock_map m = {0};
+
+	as_sealer();
+	sock_set_rate(s, 1 << 20, 0);
+	ck_assert(body_maps(fd, &m, &resident_to));
+	sock_map_release(&m);
+	close(fd);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("sock_send");
@@ -1036,6 +1097,8 @@ int main(void)
 	tcase_add_test(tc, test_room_batch_follows);
 	tcase_add_test(tc, test_sendfile_whole_waits_a_turn);
 	tcase_add_test(tc, test_sendfile_short_waits_for_room);
+	tcase_add_test(tc, test_sealer_maps_once_slow);
+	tcase_add_test(tc, test_sealer_maps_paced);
 	suite_add_tcase(su, tc);
 	return check_run(su);
 }
