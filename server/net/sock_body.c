@@ -232,22 +232,33 @@ static bool map_window(struct sock *s, const struct sock_file *f, struct sock_ma
 }
 
 /* Under ktlsd's sealer, whether a download's bytes are sealed from the
- * file's mapped pages rather than from a read's copy: only where it waits
- * between sends, for its client (a tick found it slow and it has not shown
- * itself fast since) or for --limit-rate. There each wake-up seals a
- * little without a ring read into a buffer given back while it waited
- * (1,000 HTTP/1.1 downloads at 64 KiB/s: 0.44-0.52 CPU-s per GB steady
- * against 0.58-0.65 by reads, three alternating pairs; HTTP/2 read the
- * same either way). A download that keeps its socket busy seals faster
- * from the copy: AES-GCM reading the pages through the mapping, which the
- * read's copy would have brought into the cache, cost more than that
- * copy plus the mapping's faults and munmap save (one 1 GiB download,
- * five alternating triples on an AMD EPYC family 26 host: 0.52 CPU-s per
- * GB by reads, 0.69 mapped, h2o 0.62; HTTP/2 0.53 against 0.62; an Intel
- * host gave reads 6% under bbr and the mapping 7-9% under cubic). */
-static bool seals_from_pages(const struct sock *s)
+ * file's mapped pages rather than from a read's copy.
+ *
+ * Where its file comes from the disk: the pages a read just brought in
+ * are slow to touch the first time (seal_slice.h: a fault in the host
+ * each, on this VM), and a seal from them takes them a slice at a time
+ * between two looks at the ring, where a ring read's copy takes a whole
+ * chunk at once inside the worker's turn (eight cold downloads, a probe's
+ * p99 3.15 ms by reads against 0.90 mapped, `bench/run --quick`, AMD EPYC
+ * family 26; half the worker's samples in the reads' _copy_to_iter).
+ *
+ * Where it waits between sends, for its client (a tick found it slow and
+ * it has not shown itself fast since) or for --limit-rate: each wake-up
+ * seals a little without a ring read into a buffer given back while it
+ * waited (1,000 HTTP/1.1 downloads at 64 KiB/s: 0.44-0.52 CPU-s per GB
+ * steady against 0.58-0.65 by reads, three alternating pairs; HTTP/2 the
+ * same either way in that run).
+ *
+ * A download of cached pages that keeps its socket busy seals faster from
+ * the copy: AES-GCM reading the pages through the mapping, which the
+ * read's copy would have brought into the cache, cost more than that copy
+ * plus the mapping's faults and munmap save (one 1 GiB download, five
+ * alternating triples on the AMD host: 0.52 CPU-s per GB by reads, 0.69
+ * mapped, h2o 0.62; HTTP/2 0.53 against 0.62; an Intel host gave reads 6%
+ * under bbr and the mapping 7-9% under cubic). */
+static bool seals_from_pages(const struct sock *s, const struct sock_map *m)
 {
-	return s->pace.rate || (s->found_slow && s->follow_room);
+	return m->met_disk || s->pace.rate || (s->found_slow && s->follow_room);
 }
 
 /* The holes leave from the file's pages at off on, mapped into *m, where
@@ -258,8 +269,6 @@ static bool map_holes(struct sock *s, unsigned room, const struct sock_file *f, 
 {
 	if (n <= 0 || room < (unsigned)n || f->fd < 0 || f->end == 0 || !f->resident_to)
 		return false;
-	if (s->wire.sealing && !seals_from_pages(s))
-		return false;
 	uint64_t len = 0;
 	for (int i = 0; i < n; i++)
 		len += holes[i].iov_len;
@@ -268,7 +277,11 @@ static bool map_holes(struct sock *s, unsigned room, const struct sock_file *f, 
 		return false;
 	/* Asked first: a file whose residency the kernel will not tell (one
 	 * the server could not write) is never mapped at all. */
-	if (!file_resident_ahead(f->fd, f->resident_to, off, len, f->end, PAGES_RESIDENT_AHEAD))
+	if (!file_resident_ahead(f->fd, f->resident_to, off, len, f->end, PAGES_RESIDENT_AHEAD)) {
+		m->met_disk = true;
+		return false;
+	}
+	if (s->wire.sealing && !seals_from_pages(s, m))
 		return false;
 	if (!map_window(s, f, m, off, len))
 		return false;

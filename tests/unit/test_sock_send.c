@@ -1055,6 +1055,30 @@ START_TEST(test_sealer_maps_once_slow)
 }
 END_TEST
 
+/* A download whose file comes from the disk (here a hole: no page in
+ * memory) reads it; its pages are sealed from the mapping once they are
+ * in, while the client still keeps up. */
+START_TEST(test_sealer_maps_after_disk)
+{
+	char path[] = "/tmp/ktlsd-test-hole-XXXXXX";
+	static char page[4096];
+	int fd = mkstemp(path);
+	uint64_t resident_to = 0;
+	struct sock_map m = {0};
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	ck_assert_int_eq(ftruncate(fd, SOCK_MAP_MIN), 0);
+	as_sealer();
+	ck_assert(!body_maps(fd, &m, &resident_to));
+	memset(page, 'x', sizeof(page));
+	ck_assert_int_eq(pwrite(fd, page, sizeof(page), 0), (ssize_t)sizeof(page));
+	ck_assert(body_maps(fd, &m, &resident_to));
+	sock_map_release(&m);
+	close(fd);
+}
+END_TEST
+
 /* --limit-rate makes every download wait between sends: mapped pages from
  * the start. */
 START_TEST(test_sealer_maps_paced)
@@ -1098,6 +1122,7 @@ int main(void)
 	tcase_add_test(tc, test_sendfile_whole_waits_a_turn);
 	tcase_add_test(tc, test_sendfile_short_waits_for_room);
 	tcase_add_test(tc, test_sealer_maps_once_slow);
+	tcase_add_test(tc, test_sealer_maps_after_disk);
 	tcase_add_test(tc, test_sealer_maps_paced);
 	suite_add_tcase(su, tc);
 	return check_run(su);
