@@ -67,8 +67,8 @@ static void post_read(struct conn *c, char *dst, size_t len, uint64_t off)
 	c->w->stats.read_ops++;
 }
 
-/* Under ktlsd's sealer the chunk of a download that waits between sends,
- * or whose file comes from the disk, is sealed from the file's cached
+/* Under ktlsd's sealer the chunk of a download not shown fast, or whose
+ * file comes from the disk, is sealed from the file's cached
  * pages (sock_body_map) rather than read into the send buffer first: one
  * copy of every byte less (--sendfile off reads). */
 static bool map_chunk(struct conn *c, char *base, size_t n, uint64_t off)

@@ -242,15 +242,17 @@ static bool map_window(struct sock *s, const struct sock_file *f, struct sock_ma
  * p99 3.15 ms by reads against 0.90 mapped, `bench/run --quick`, AMD EPYC
  * family 26; half the worker's samples in the reads' _copy_to_iter).
  *
- * Where it waits between sends, for its client (a tick found it slow and
- * it has not shown itself fast since) or for --limit-rate: each wake-up
- * seals a little without a ring read into a buffer given back while it
- * waited (1,000 HTTP/1.1 downloads at 64 KiB/s: 0.44-0.52 CPU-s per GB
- * steady against 0.58-0.65 by reads, three alternating pairs; HTTP/2 the
- * same either way in that run).
+ * Where it has not shown itself fast (sock.h, SOCK_FAST_BYTES_PER_S),
+ * or a tick found it slow since: a slow download, one --limit-rate paces,
+ * and every download's first few MiB. A slow one seals at each wake-up a
+ * little without a ring read into a buffer given back while it waited
+ * (1,000 HTTP/1.1 downloads at 64 KiB/s: 0.44-0.52 CPU-s per GB steady
+ * against 0.58-0.65 by reads, three alternating pairs; HTTP/2 the same
+ * either way in that run); and while 1,000 of them start, reads into
+ * buffers of their own cost 2.3 CPU-s per GB of the 30 s run against
+ * 0.9-1.5 mapped (bench/run's slow cell, twice).
  *
- * A download of cached pages that keeps its socket busy seals faster from
- * the copy: AES-GCM reading the pages through the mapping, which the
+ * A download of cached pages shown fast seals faster from the copy: AES-GCM reading the pages through the mapping, which the
  * read's copy would have brought into the cache, cost more than that copy
  * plus the mapping's faults and munmap save (one 1 GiB download, five
  * alternating triples on the AMD host: 0.52 CPU-s per GB by reads, 0.69
@@ -258,7 +260,7 @@ static bool map_window(struct sock *s, const struct sock_file *f, struct sock_ma
  * under bbr and the mapping 7-9% under cubic). */
 static bool seals_from_pages(const struct sock *s, const struct sock_map *m)
 {
-	return m->met_disk || s->pace.rate || (s->found_slow && s->follow_room);
+	return m->met_disk || s->follow_room;
 }
 
 /* The holes leave from the file's pages at off on, mapped into *m, where

@@ -260,10 +260,10 @@ line=$(grep -a 'GET /big.bin HTTP/2.0' "$alog" | head -n1)
 expect_ne "access log: a line for GET /big.bin over HTTP/2" "$line" ""
 expect_match "access log: the h2 line has status 200" "$line" '" 200 '
 # A large file's DATA: sent from the file's mapping under kTLS; under
-# ktlsd's sealer read into the batch while the client keeps up, and sealed
-# from the mapping once a tick finds it slow, which a busy machine can
-# make it (tests/unit/test_sock_send.c checks which, t_truncate the
-# mapped seal).
+# ktlsd's sealer sealed from the mapping until the connection shows itself
+# fast, read into the batch then, and mapped again if a tick finds it slow,
+# which a busy machine can make it (tests/unit/test_sock_send.c checks
+# which, t_truncate the mapped seal).
 expect_match "access log: the h2 line says body=mmap or body=framed" "$line" 'body=(mmap|framed) '
 expect_eq "access log: one line per GET /big.bin stream (curl, h2load, h2_client)" \
 	"$(grep -ac 'GET /big.bin HTTP/2.0" 200 ' "$alog")" $((1 + 8 + 4 + 1))
