@@ -252,12 +252,13 @@ static bool map_window(struct sock *s, const struct sock_file *f, struct sock_ma
  * buffers of their own cost 2.3 CPU-s per GB of the 30 s run against
  * 0.9-1.5 mapped (bench/run's slow cell, twice).
  *
- * A download of cached pages shown fast seals faster from the copy: AES-GCM reading the pages through the mapping, which the
- * read's copy would have brought into the cache, cost more than that copy
- * plus the mapping's faults and munmap save (one 1 GiB download, five
- * alternating triples on the AMD host: 0.52 CPU-s per GB by reads, 0.69
- * mapped, h2o 0.62; HTTP/2 0.53 against 0.62; an Intel host gave reads 6%
- * under bbr and the mapping 7-9% under cubic). */
+ * A download of cached pages shown fast seals faster from the copy:
+ * AES-GCM reading the pages through the mapping, which the read's copy
+ * would have brought into the cache, cost more than that copy plus the
+ * mapping's faults and munmap save (one 1 GiB download, five alternating
+ * triples on the AMD host: 0.52 CPU-s per GB by reads, 0.69 mapped, h2o
+ * 0.62; HTTP/2 0.53 against 0.62; an Intel host gave reads 6% under bbr
+ * and the mapping 7-9% under cubic). */
 static bool seals_from_pages(const struct sock *s, const struct sock_map *m)
 {
 	return m->met_disk || s->follow_room;

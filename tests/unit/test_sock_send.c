@@ -1010,7 +1010,7 @@ START_TEST(test_sendfile_short_waits_for_room)
 }
 END_TEST
 
-/* ---- ktlsd's sealer: from the file's mapped pages only while waiting ---- */
+/* ---- ktlsd's sealer: from mapped pages until fast, or from the disk ---- */
 
 /* The sealer on, nothing before the switch. */
 static void as_sealer(void)
