@@ -244,13 +244,11 @@ static bool map_window(struct sock *s, const struct sock_file *f, struct sock_ma
  *
  * Where it has not shown itself fast (sock.h, SOCK_FAST_BYTES_PER_S),
  * or a tick found it slow since: a slow download, one --limit-rate paces,
- * and every download's first few MiB. A slow one seals at each wake-up a
- * little without a ring read into a buffer given back while it waited
- * (1,000 HTTP/1.1 downloads at 64 KiB/s: 0.44-0.52 CPU-s per GB steady
- * against 0.58-0.65 by reads, three alternating pairs; HTTP/2 the same
- * either way in that run); and while 1,000 of them start, reads into
- * buffers of their own cost 2.3 CPU-s per GB of the 30 s run against
- * 0.9-1.5 mapped (bench/run's slow cell, twice).
+ * and every download's first few MiB, before its pace is known. A slow
+ * one seals at each wake-up a little without a ring read into a buffer
+ * given back while it waited (1,000 HTTP/1.1 downloads at 64 KiB/s:
+ * 0.44-0.52 CPU-s per GB steady against 0.58-0.65 by reads, three
+ * alternating pairs; HTTP/2 the same either way in that run).
  *
  * A download of cached pages shown fast seals faster from the copy:
  * AES-GCM reading the pages through the mapping, which the read's copy
