@@ -399,10 +399,11 @@ for try in 1 2; do
 	echo "# budget for $big_mib MiB, try $try: HTTP/1.1 copy send_ops=$h1_send read_ops=$h1_read;" \
 		"HTTP/2 send_ops=$h2_send read_ops=$h2_read" \
 		"($(awk -v s="$h2_send" -v m="$big_mib" 'BEGIN { printf "%.1f", s / m }') sends/MiB)"
-	[ "$h2_send" -le $((h1_send * 2 + 8)) ] && break
+	h2_send_max=$((h1_send * 2 + 8))
+	[ "$h2_send" -le "$h2_send_max" ] && break
 done
 if [ -n "${h2_send:-}" ]; then
-	le "budget: HTTP/2 send_ops <= 2 x HTTP/1.1 copy mode + 8" "$h2_send" $((h1_send * 2 + 8))
+	le "budget: HTTP/2 send_ops <= 2 x HTTP/1.1 copy mode + 8" "$h2_send" "$h2_send_max"
 	le "budget: HTTP/2 send_ops under 16 per MiB" "$h2_send" $((16 * big_mib))
 	le "budget: HTTP/2 read_ops <= 1.25 x HTTP/1.1 copy mode + 8" "$h2_read" $((h1_read * 5 / 4 + 8))
 fi

@@ -942,10 +942,10 @@ END_TEST
 
 /* ---- sendfile: one chunk a turn ---- */
 
-/* An unlinked file of n bytes. */
+/* An unlinked file of n bytes (n = 0: empty). */
 static int file_of(size_t n)
 {
-	char path[] = "/tmp/ktlsd-test-sendfile-XXXXXX";
+	char path[] = "/tmp/ktlsd-test-file-XXXXXX";
 	static char page[4096];
 	int fd = mkstemp(path);
 
@@ -1063,14 +1063,11 @@ END_TEST
  * in. */
 START_TEST(test_sealer_maps_after_disk)
 {
-	char path[] = "/tmp/ktlsd-test-hole-XXXXXX";
 	static char page[4096];
-	int fd = mkstemp(path);
+	int fd = file_of(0);
 	uint64_t resident_to = 0;
 	struct sock_map m = {0};
 
-	ck_assert_int_ge(fd, 0);
-	unlink(path);
 	ck_assert_int_eq(ftruncate(fd, SOCK_MAP_MIN), 0);
 	as_sealer();
 	sock_stop_following_room(s); /* shown fast */
