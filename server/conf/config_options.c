@@ -105,9 +105,9 @@ const struct opt config_options[] = {
         "more); on: wherever possible; off: "
         "never (read into user memory, then send). Under --tls-records ktlsd, auto and on "
         "seal HTTP/1.1 bodies and HTTP/2 DATA of 256 KiB and more from the file's mapped "
-        "pages where they are cached, rather than read them first, for downloads not shown "
-        "fast (a slow client, --limit-rate, the first few MiB of any) or whose file comes "
-        "from the disk; a fast one of cached pages reads them, which seals faster."),
+        "pages where they are cached, rather than read them first, for downloads whose file "
+        "comes from the disk; other downloads of cached pages, slow or fast, read them, "
+        "which seals for less."),
     OPT("tls-records", "ktlsd|openssl", T_ENUM, G_TLS, OFF(tls_records), "ktlsd",
         "Who encrypts what is sent where the kernel does not (no kernel TLS, or --ktls "
         "off): ktlsd seals records straight from its send buffer (or the file's mapped "

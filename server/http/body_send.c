@@ -67,10 +67,10 @@ static void post_read(struct conn *c, char *dst, size_t len, uint64_t off)
 	c->w->stats.read_ops++;
 }
 
-/* Under ktlsd's sealer the chunk of a download not shown fast, or whose
- * file comes from the disk, is sealed from the file's cached
- * pages (sock_body_map) rather than read into the send buffer first: one
- * copy of every byte less (--sendfile off reads). */
+/* Under ktlsd's sealer the chunk of a download whose file comes from the
+ * disk is sealed from the file's cached pages (sock_body_map) rather than
+ * read into the send buffer first: one copy of every byte less (--sendfile
+ * off reads). */
 static bool map_chunk(struct conn *c, char *base, size_t n, uint64_t off)
 {
 	struct response *r = resp(c);

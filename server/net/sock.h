@@ -345,25 +345,24 @@ struct sock_map {
 	const char *old;              /* the window before */
 	size_t old_len;
 	/* Some of the file's pages were not in memory when asked: this
-	 * response or stream reads from the disk (sock_body.c,
-	 * seals_from_pages). */
+	 * response or stream reads from the disk, and ktlsd's sealer seals
+	 * its cached pages from here on from the mapping (sock_body.c). */
 	bool met_disk;
 };
 void sock_map_release(struct sock_map *m);
 /* The n holes of the open batch hold f's bytes from off on: they leave
  * from the file's pages as the batch is sent, with no read and no copy,
  * where this socket can send from pages (the kernel's TLS, plain TCP, or
- * ktlsd's sealer, which seals them from there, for a download not shown
- * fast or that reads from the disk: sock_body.c's seals_from_pages)
- * and they are cached, mapped into *m. false: fill the holes by reads. */
+ * ktlsd's sealer, which seals them from there, for a download whose file
+ * came from the disk: sock_body.c, map_holes) and they are cached, mapped into *m. false: fill the holes by reads. */
 bool sock_batch_map(struct sock *s, const struct sock_file *f, struct sock_map *m,
 		    uint64_t off, const struct iovec *holes, int n);
 /* sock_batch_map for a copied body's chunk (f->end: the file's size): the
  * len bytes of room at at (sock_body_room) hold f's bytes from off on, to
  * be committed as if read (sock_out_commit). Only where ktlsd's sealer
  * reads them (the kernel's sends from pages take the zero-copy path,
- * sock_send_file), for a download not shown fast or that reads from the
- * disk: one copy of every byte less than a read. false: read them. */
+ * sock_send_file), for a download whose file came from the disk: one copy
+ * of every byte less than a read. false: read them. */
 bool sock_body_map(struct sock *s, const struct sock_file *f, struct sock_map *m, char *at,
 		   uint64_t off, size_t len);
 
