@@ -354,7 +354,8 @@ void sock_map_release(struct sock_map *m);
  * from the file's pages as the batch is sent, with no read and no copy,
  * where this socket can send from pages (the kernel's TLS, plain TCP, or
  * ktlsd's sealer, which seals them from there, for a download whose file
- * came from the disk: sock_body.c, map_holes) and they are cached, mapped into *m. false: fill the holes by reads. */
+ * came from the disk: sock_body.c, map_holes) and they are cached, mapped
+ * into *m. false: fill the holes by reads. */
 bool sock_batch_map(struct sock *s, const struct sock_file *f, struct sock_map *m,
 		    uint64_t off, const struct iovec *holes, int n);
 /* sock_batch_map for a copied body's chunk (f->end: the file's size): the

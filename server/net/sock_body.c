@@ -231,27 +231,6 @@ static bool map_window(struct sock *s, const struct sock_file *f, struct sock_ma
 	return true;
 }
 
-/* Under ktlsd's sealer, a download's bytes are sealed from the file's
- * mapped pages only once its file has come from the disk (m->met_disk):
- * the pages a read just brought in are slow to touch the first time
- * (seal_slice.h: a fault in the host each, on this VM), and a seal from
- * them takes them a slice at a time between two looks at the ring, where
- * a ring read's copy takes a whole chunk at once inside the worker's turn
- * (eight cold downloads, a probe's p99 3.15 ms by reads against 0.90
- * mapped, `bench/run --quick`, AMD EPYC family 26; half the worker's
- * samples in the reads' _copy_to_iter).
- *
- * Cached pages, slow download or fast, seal for less from a read's copy.
- * Through a mapping each page costs a PTE and a first touch, both of
- * which trap to the hypervisor on these VMs (`Hypervisor detected: PVM`):
- * 10,000 HTTP/2 downloads at 64 KiB/s spent 17% of the worker in page
- * faults and 16% more on AES-GCM's first load of each new page
- * (CRYPTO_gcm128_encrypt's `movzbl (%r10)`, perf annotate), and cost
- * 1.77-2.68 CPU-s per GB steady against 0.98-1.45 by reads (AMD EPYC
- * family 26, alternating pairs; 1,000 downloads 1.27-2.34 against
- * 1.07-1.48). A fast one read too: AES-GCM reading the pages through the
- * mapping cost more than the read's copy (one 1 GiB download, five
- * alternating triples: 0.52 CPU-s per GB by reads, 0.69 mapped). */
 /* The holes leave from the file's pages at off on, mapped into *m, where
  * those pages are cached (a fault on the worker must not wait for the
  * disk). */
@@ -272,6 +251,27 @@ static bool map_holes(struct sock *s, unsigned room, const struct sock_file *f, 
 		m->met_disk = true;
 		return false;
 	}
+	/* Under ktlsd's sealer a download's bytes are sealed from the file's
+	 * mapped pages only once its file has come from the disk (m->met_disk):
+	 * the pages a read just brought in are slow to touch the first time
+	 * (seal_slice.h: a fault in the host each, on this VM), and a seal from
+	 * them takes them a slice at a time between two looks at the ring, where
+	 * a ring read's copy takes a whole chunk at once inside the worker's turn
+	 * (eight cold downloads, a probe's p99 3.15 ms by reads against 0.90
+	 * mapped, `bench/run --quick`, AMD EPYC family 26; half the worker's
+	 * samples in the reads' _copy_to_iter).
+	 *
+	 * Cached pages, slow download or fast, seal for less from a read's copy.
+	 * Through a mapping each page costs a PTE and a first touch, both of
+	 * which trap to the hypervisor on these VMs (`Hypervisor detected: PVM`):
+	 * 10,000 HTTP/2 downloads at 64 KiB/s spent 17% of the worker in page
+	 * faults and 16% more on AES-GCM's first load of each new page
+	 * (CRYPTO_gcm128_encrypt's `movzbl (%r10)`, perf annotate), and cost
+	 * 1.77-2.68 CPU-s per GB steady against 0.98-1.45 by reads (AMD EPYC
+	 * family 26, alternating pairs; 1,000 downloads 1.27-2.34 against
+	 * 1.07-1.48). A fast one read too: AES-GCM reading the pages through the
+	 * mapping cost more than the read's copy (one 1 GiB download, five
+	 * alternating triples: 0.52 CPU-s per GB by reads, 0.69 mapped). */
 	if (s->wire.sealing && !m->met_disk)
 		return false;
 	if (!map_window(s, f, m, off, len))
