@@ -91,14 +91,36 @@ void bufpool_put(struct bufpool *p, void *buf, size_t cap)
 	p->nfree[i]++;
 }
 
-void bufpool_trim(struct bufpool *p)
+/* The most class i had in use at once in the last BUFPOOL_HOLD_TICKS
+ * ticks, this one's maxout included. */
+static unsigned recent_most(struct bufpool *p, int i)
+{
+	unsigned most = 0;
+
+	p->held_out[i][p->tick % BUFPOOL_HOLD_TICKS] = p->maxout[i];
+	for (int t = 0; t < BUFPOOL_HOLD_TICKS; t++)
+		if (p->held_out[i][t] > most)
+			most = p->held_out[i][t];
+	return most;
+}
+
+void bufpool_trim(struct bufpool *p, size_t hold)
 {
 	for (int i = 0; i < BUFPOOL_CLASSES; i++) {
+		size_t size = (size_t)BUFPOOL_MIN << i;
 		unsigned peak = p->peak[i] - (p->peak[i] + BUFPOOL_DECAY - 1) / BUFPOOL_DECAY;
 		if (p->maxout[i] > peak)
 			peak = p->maxout[i];
 		p->peak[i] = peak;
 		unsigned keep = p->maxout[i] ? peak + peak / BUFPOOL_SPARE_DIV : 0;
+		unsigned most = recent_most(p, i);
+		if (most > keep) {
+			size_t more = most - keep;
+			if (more > hold / size)
+				more = hold / size;
+			keep += (unsigned)more;
+			hold -= more * size;
+		}
 		unsigned held = p->nout[i] + p->nfree[i];
 		unsigned n = held > keep ? held - keep : 0;
 
@@ -106,12 +128,13 @@ void bufpool_trim(struct bufpool *p)
 			struct bufpool_free *f = p->free[i];
 			p->free[i] = f->next;
 			p->nfree[i]--;
-			unpoison(f, (size_t)BUFPOOL_MIN << i);
+			unpoison(f, size);
 			free(f);
 		}
 		p->minfree[i] = p->nfree[i];
 		p->maxout[i] = p->nout[i];
 	}
+	p->tick++;
 }
 
 void bufpool_bytes(const struct bufpool *p, size_t *out, size_t *kept)

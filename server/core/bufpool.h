@@ -8,7 +8,18 @@
  * once and a margin: a steady load, whose number in use moves from one
  * moment to the next, keeps what it cycles through; a class no one used
  * for a whole tick keeps nothing, so idle connections cost no pooled
- * memory. Worker-local: no lock. */
+ * memory.
+ *
+ * Slow downloads come in waves: connections that drain at one pace become
+ * writable together, every second or two, and each holds a buffer for its
+ * send while the wave lasts. The peak forgets a wave before the next one,
+ * so each wave took its buffers from mmap again, faulted them in, and the
+ * trim after it unmapped them (at 1,000 downloads of 64 KiB/s, munmap was
+ * 17% of the worker). So a class also holds, for BUFPOOL_HOLD_TICKS, the
+ * most it had in use at once in that time, within a budget of bytes the
+ * caller gives (the worker: so much per open connection), which keeps
+ * the first burst of a thousand new downloads from being held as long.
+ * Worker-local: no lock. */
 #ifndef KTLSD_SERVER_BUFPOOL_H
 #define KTLSD_SERVER_BUFPOOL_H
 
@@ -20,6 +31,8 @@
  * falls by 1/BUFPOOL_DECAY a tick (250 ms) while the load is lower. */
 #define BUFPOOL_SPARE_DIV 4
 #define BUFPOOL_DECAY 8
+/* Ticks a wave's buffers are held for the next one: 4 s. */
+#define BUFPOOL_HOLD_TICKS 16
 
 struct bufpool_free {
 	struct bufpool_free *next;
@@ -32,6 +45,8 @@ struct bufpool {
 	unsigned minfree[BUFPOOL_CLASSES]; /* fewest free since the last trim */
 	unsigned maxout[BUFPOOL_CLASSES];  /* most taken at once since the last trim */
 	unsigned peak[BUFPOOL_CLASSES];    /* maxout of the recent ticks, decaying */
+	unsigned held_out[BUFPOOL_CLASSES][BUFPOOL_HOLD_TICKS]; /* maxout of each of the last ticks */
+	unsigned tick;
 	unsigned long gets, hits; /* for --check and the tests */
 };
 
@@ -44,9 +59,11 @@ void *bufpool_get(struct bufpool *p, size_t want, size_t *cap);
 void bufpool_put(struct bufpool *p, void *buf, size_t cap);
 
 /* The worker's timer calls it: frees buffers no one took since the last
- * trim, as many as the class holds beyond its peak and margin; all of
- * them in a class no one used since the last trim. */
-void bufpool_trim(struct bufpool *p);
+ * trim, as many as the class holds beyond its peak and margin, and beyond
+ * its most in use at once in the last BUFPOOL_HOLD_TICKS ticks as far as
+ * hold (bytes, smaller classes first) allows; with hold 0, all of them in
+ * a class no one used since the last trim. */
+void bufpool_trim(struct bufpool *p, size_t hold);
 
 /* Bytes of the classes' buffers taken and not given back (*out), and
  * kept free for the next taker (*kept); allocations above the largest

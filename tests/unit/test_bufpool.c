@@ -1,7 +1,9 @@
 /* Tests server/core/bufpool.c: a steady load keeps the buffers it cycles
  * through from one trim (a timer tick) to the next, however many; a class
  * no one used for a whole tick gives all of its buffers back; a load that
- * fell gives back, tick by tick, what it no longer needs. */
+ * fell gives back, tick by tick, what it no longer needs; a load that
+ * comes in waves keeps, within the budget it is given, what a wave takes
+ * until the next one, and no longer than BUFPOOL_HOLD_TICKS. */
 #include <check.h>
 #include <stdlib.h>
 
@@ -47,7 +49,7 @@ START_TEST(test_steady_load_keeps_its_buffers)
 	take(100);
 	give(100);
 	ck_assert_uint_eq(pool.nfree[CLASS], 100);
-	bufpool_trim(&pool);
+	bufpool_trim(&pool, 0);
 	ck_assert_uint_eq(pool.nfree[CLASS], 100);
 	/* Ticks in which 75 to 100 of them are in use at once: none goes
 	 * back to the system, none is taken from it. */
@@ -57,7 +59,7 @@ START_TEST(test_steady_load_keeps_its_buffers)
 		take(n);
 		give(n);
 		ck_assert_uint_eq(pool.hits - hits, pool.gets - gets);
-		bufpool_trim(&pool);
+		bufpool_trim(&pool, 0);
 		ck_assert_uint_eq(pool.nfree[CLASS], 100);
 	}
 }
@@ -85,9 +87,9 @@ START_TEST(test_idle_class_gives_all_back)
 {
 	take(50);
 	give(50);
-	bufpool_trim(&pool); /* the tick they were used in */
+	bufpool_trim(&pool, 0); /* the tick they were used in */
 	ck_assert_uint_eq(pool.nfree[CLASS], 50);
-	bufpool_trim(&pool); /* a tick no one used them */
+	bufpool_trim(&pool, 0); /* a tick no one used them */
 	ck_assert_uint_eq(pool.nfree[CLASS], 0);
 }
 END_TEST
@@ -96,18 +98,65 @@ START_TEST(test_lower_load_gives_back_the_rest)
 {
 	take(100);
 	give(100);
-	bufpool_trim(&pool);
+	bufpool_trim(&pool, 0);
 	/* From 100 at once to 10: the peak falls by an eighth a tick, and
 	 * what is held beyond it and a quarter more goes back. */
 	unsigned last = pool.nfree[CLASS];
 	for (unsigned tick = 0; tick < 40; tick++) {
 		take(10);
 		give(10);
-		bufpool_trim(&pool);
+		bufpool_trim(&pool, 0);
 		ck_assert_uint_le(pool.nfree[CLASS], last);
 		last = pool.nfree[CLASS];
 	}
 	ck_assert_uint_eq(last, 10 + 10 / BUFPOOL_SPARE_DIV);
+}
+END_TEST
+
+/* A wave of n every 6 ticks (1.5 s), nothing between. */
+static void wave(unsigned n, size_t hold)
+{
+	take(n);
+	give(n);
+	for (unsigned tick = 0; tick < 6; tick++)
+		bufpool_trim(&pool, hold);
+}
+
+START_TEST(test_waves_take_from_the_pool)
+{
+	size_t hold = 100 * (size_t)BIG;
+
+	wave(100, hold);
+	for (unsigned i = 0; i < 10; i++) {
+		unsigned long hits = pool.hits, gets = pool.gets;
+		wave(100, hold);
+		ck_assert_uint_eq(pool.hits - hits, pool.gets - gets);
+		ck_assert_uint_eq(pool.nfree[CLASS], 100);
+	}
+	/* The waves stop: all goes back once they are out of the window. */
+	for (unsigned tick = 0; tick < BUFPOOL_HOLD_TICKS; tick++)
+		bufpool_trim(&pool, hold);
+	ck_assert_uint_eq(pool.nfree[CLASS], 0);
+}
+END_TEST
+
+START_TEST(test_waves_hold_within_the_budget)
+{
+	wave(100, 10 * (size_t)BIG);
+	ck_assert_uint_eq(pool.nfree[CLASS], 10);
+	/* The budget is bytes over all classes. */
+	size_t cap;
+	void *small[8];
+	for (unsigned i = 0; i < 8; i++)
+		small[i] = bufpool_get(&pool, BUFPOOL_MIN, &cap);
+	for (unsigned i = 0; i < 8; i++)
+		bufpool_put(&pool, small[i], cap);
+	take(100);
+	give(100);
+	bufpool_trim(&pool, 0); /* the tick of the wave: the peak keeps all */
+	bufpool_trim(&pool, 8 * (size_t)BUFPOOL_MIN + 4 * (size_t)BIG);
+	ck_assert_uint_eq(pool.nfree[0], 8);
+	ck_assert_uint_eq(pool.nfree[CLASS], 4);
 }
 END_TEST
 
@@ -121,6 +170,8 @@ int main(void)
 	tcase_add_test(tc, test_bytes_used_and_kept);
 	tcase_add_test(tc, test_idle_class_gives_all_back);
 	tcase_add_test(tc, test_lower_load_gives_back_the_rest);
+	tcase_add_test(tc, test_waves_take_from_the_pool);
+	tcase_add_test(tc, test_waves_hold_within_the_budget);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
