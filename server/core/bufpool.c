@@ -97,10 +97,10 @@ static unsigned recent_most(struct bufpool *p, int i)
 {
 	unsigned most = 0;
 
-	p->held_out[i][p->tick % BUFPOOL_HOLD_TICKS] = p->maxout[i];
+	p->tick_maxout[i][p->tick % BUFPOOL_HOLD_TICKS] = p->maxout[i];
 	for (int t = 0; t < BUFPOOL_HOLD_TICKS; t++)
-		if (p->held_out[i][t] > most)
-			most = p->held_out[i][t];
+		if (p->tick_maxout[i][t] > most)
+			most = p->tick_maxout[i][t];
 	return most;
 }
 

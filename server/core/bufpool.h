@@ -45,7 +45,7 @@ struct bufpool {
 	unsigned minfree[BUFPOOL_CLASSES]; /* fewest free since the last trim */
 	unsigned maxout[BUFPOOL_CLASSES];  /* most taken at once since the last trim */
 	unsigned peak[BUFPOOL_CLASSES];    /* maxout of the recent ticks, decaying */
-	unsigned held_out[BUFPOOL_CLASSES][BUFPOOL_HOLD_TICKS]; /* maxout of each of the last ticks */
+	unsigned tick_maxout[BUFPOOL_CLASSES][BUFPOOL_HOLD_TICKS]; /* maxout of each of the last ticks */
 	unsigned tick;
 	unsigned long gets, hits; /* for --check and the tests */
 };
