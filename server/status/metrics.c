@@ -206,7 +206,8 @@ static const struct family families[] = {
     {"ktlsd_buffer_bytes", "gauge",
      "Bytes of pooled I/O buffers (send buffers, sealed records, plaintext stages, HTTP/2 "
      "batches, received bytes), by state: used (held by connections) or kept (free, "
-     "kept for the next taker; trimmed every tick to the recent peak of use).",
+     "kept for the next taker; trimmed every tick to the recent peak of use, and to "
+     "what a wave of sends took in the last 4 s within 16 KiB per connection).",
      SNAP(buffer_bytes_used), &d_bufstate, NULL},
     {"ktlsd_file_cache_lookups_total", "counter",
      "File cache lookups: hit (trusted), revalidated (one stat), miss (opened).",
