@@ -1010,6 +1010,32 @@ START_TEST(test_sendfile_short_waits_for_room)
 }
 END_TEST
 
+/* One call moves no more than SOCK_SENDFILE_MAX however much the socket
+ * would take: the worker's other connections wait while it runs. The
+ * socket takes it whole, so the next chunk waits only a turn. */
+START_TEST(test_sendfile_takes_at_most_max)
+{
+	int fd = file_of(4 * SOCK_SENDFILE_MAX), buf = 16 << 20;
+	size_t sent;
+
+	/* Past net.core.wmem_max: the test runs as root, as the suite does. */
+	ck_assert_int_eq(setsockopt(s->fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)), 0);
+	ck_assert_int_eq(sock_sendfile(s, fd, 0, 4 * SOCK_SENDFILE_MAX, &sent), SOCK_SENDFILE_SENT);
+	ck_assert_uint_eq(sent, SOCK_SENDFILE_MAX);
+	struct io_uring_sqe sqe = take();
+	ck_assert_uint_eq(sqe.opcode, IORING_OP_NOP);
+	complete(&sqe, 0);
+	ck_assert_int_eq(sock_sendfile(s, fd, sent, 3 * SOCK_SENDFILE_MAX, &sent), SOCK_SENDFILE_SENT);
+	ck_assert_uint_eq(sent, SOCK_SENDFILE_MAX);
+	sqe = take();
+	ck_assert_uint_eq(sqe.opcode, IORING_OP_NOP);
+	complete(&sqe, 0);
+	ck_assert_uint_eq(own.drives, 2);
+	ck_assert_ptr_null(own.failed);
+	close(fd);
+}
+END_TEST
+
 /* ---- ktlsd's sealer: cached pages are read, from mapped pages after the disk ---- */
 
 /* The sealer on, nothing before the switch. */
@@ -1106,6 +1132,7 @@ int main(void)
 	tcase_add_test(tc, test_room_batch_follows);
 	tcase_add_test(tc, test_sendfile_whole_waits_a_turn);
 	tcase_add_test(tc, test_sendfile_short_waits_for_room);
+	tcase_add_test(tc, test_sendfile_takes_at_most_max);
 	tcase_add_test(tc, test_sealer_reads_cached);
 	tcase_add_test(tc, test_sealer_maps_after_disk);
 	suite_add_tcase(su, tc);
