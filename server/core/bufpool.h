@@ -7,11 +7,11 @@
  * system what a class holds beyond its recent peak of buffers in use at
  * once and a margin: a steady load, whose number in use moves from one
  * moment to the next, keeps what it cycles through; a class no one used
- * for a whole tick keeps nothing, so idle connections cost no pooled
- * memory.
+ * for a whole tick keeps nothing of that peak, and nothing at all once the
+ * hold below has passed too, so idle connections cost no pooled memory.
  *
  * Slow downloads come in waves: connections that drain at one pace become
- * writable together, every second or two, and each holds a buffer for its
+ * writable together, every few seconds, and each holds a buffer for its
  * send while the wave lasts. The peak forgets a wave before the next one,
  * so each wave took its buffers from mmap again, faulted them in, and the
  * trim after it unmapped them (at 1,000 downloads of 64 KiB/s, munmap was
