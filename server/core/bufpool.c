@@ -92,12 +92,11 @@ void bufpool_put(struct bufpool *p, void *buf, size_t cap)
 }
 
 /* The most class i had in use at once in the last BUFPOOL_HOLD_TICKS
- * ticks, this one's maxout included. */
-static unsigned recent_most(struct bufpool *p, int i)
+ * ticks (bufpool_trim records each tick's maxout). */
+static unsigned recent_most(const struct bufpool *p, int i)
 {
 	unsigned most = 0;
 
-	p->tick_maxout[i][p->tick % BUFPOOL_HOLD_TICKS] = p->maxout[i];
 	for (int t = 0; t < BUFPOOL_HOLD_TICKS; t++)
 		if (p->tick_maxout[i][t] > most)
 			most = p->tick_maxout[i][t];
@@ -113,6 +112,7 @@ void bufpool_trim(struct bufpool *p, size_t hold)
 			peak = p->maxout[i];
 		p->peak[i] = peak;
 		unsigned keep = p->maxout[i] ? peak + peak / BUFPOOL_SPARE_DIV : 0;
+		p->tick_maxout[i][p->tick % BUFPOOL_HOLD_TICKS] = p->maxout[i];
 		unsigned most = recent_most(p, i);
 		if (most > keep) {
 			size_t more = most - keep;
