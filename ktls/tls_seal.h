@@ -69,4 +69,14 @@ static inline size_t tls_seal_room(size_t len)
 	return len + (len / TLS_SEAL_MAX_PLAIN + 1) * (TLS_SEAL_OVERHEAD + TLS_SEAL_KEY_UPDATE);
 }
 
+/* The most plaintext whose records fit in room bytes (tls_seal_room of it
+ * is at most room): a buffer's worth of plaintext seals into a buffer of
+ * the same size. */
+static inline size_t tls_seal_fits(size_t room)
+{
+	size_t over = (room / TLS_SEAL_MAX_PLAIN + 1) * (TLS_SEAL_OVERHEAD + TLS_SEAL_KEY_UPDATE);
+
+	return room > over ? room - over : 0;
+}
+
 #endif

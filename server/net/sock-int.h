@@ -225,6 +225,9 @@ size_t sock_queued(const struct sock *s);
  * follows), giving back the empty buffers. Nothing is queued (sock_fits),
  * or what is queued is the rest of a send (sock_send_park). */
 void sock_wait_room(struct sock *s);
+/* Gives tx back to the pool when it holds nothing and nothing reads or
+ * writes it (a send of ct may be in flight). */
+void sock_release_tx(struct sock *s);
 /* Less than this much room is not worth a read and a send: wait. */
 #define SOCK_ROOM_MIN (16 * 1024)
 /* What a socket that said POLLOUT is taken to hold at least: a chunk of

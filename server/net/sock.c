@@ -257,6 +257,16 @@ void sock_release_idle_buffers(struct sock *s)
 		tls_sealer_idle(s->wire.sealer);
 }
 
+void sock_release_tx(struct sock *s)
+{
+	if (s->wire.tx_len == 0 && !s->wire.tx_busy && !s->wire.tx_fills && s->wire.tx) {
+		tls_wire_release_tx(&s->wire);
+		s->tx_sent = 0;
+		free(s->holes);
+		s->holes = NULL;
+	}
+}
+
 void sock_release_buffers(struct sock *s)
 {
 	struct bufpool *bp = s->env->bufs;
@@ -268,12 +278,8 @@ void sock_release_buffers(struct sock *s)
 		s->stage = NULL;
 		s->stage_cap = 0;
 	}
-	if (s->wire.tx_len == 0 && !s->send_posted && !s->wire.tx_fills && s->wire.tx) {
-		tls_wire_release_tx(&s->wire);
-		s->tx_sent = 0;
-		free(s->holes);
-		s->holes = NULL;
-	}
+	if (!s->send_posted)
+		sock_release_tx(s);
 	if (s->ct_len == 0 && !s->ct_posted && s->ct) {
 		bufpool_put(bp, s->ct, s->ct_cap);
 		s->ct = NULL;

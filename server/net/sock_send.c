@@ -668,8 +668,8 @@ void sock_post_next_send(struct sock *s)
 			if (timed)
 				seal_slice_took(slice, len, clock_ns() - t0);
 			s->tx_sent += len;
-			if (s->tx_sent == wi->tx_len)
-				tx_restart(s);
+			if (s->tx_sent == wi->tx_len && tx_restart(s) && s->follow_room)
+				sock_release_tx(s); /* idle until the records are out (sock_body_room) */
 			continue;
 		}
 		if (s->tx_sent < end) {

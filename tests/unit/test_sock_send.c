@@ -29,6 +29,7 @@
 #include "ktls/ktls.h"
 #include "ktls/tls_bio.h"
 #include "ktls/tls_limit.h"
+#include "ktls/tls_seal.h"
 #include "server/core/bufpool.h"
 #include "server/core/ring.h"
 #include "server/core/stats-t.h"
@@ -1106,6 +1107,58 @@ START_TEST(test_sealer_maps_after_disk)
 }
 END_TEST
 
+/* Under ktlsd's sealer a body's chunk seals into a buffer of tx's size,
+ * and a socket that follows its room holds one buffer at a time: tx goes
+ * back once sealed, and the next chunk waits until the records are out
+ * (sock_body_room). A fast socket reads the next chunk beside the send. */
+static void seal_one_chunk(size_t *chunk)
+{
+	size_t room;
+	char *p = sock_body_room(s, &room);
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(s->wire.tx_cap, STAGE_CAP);
+	ck_assert_uint_le(tls_seal_room(room), STAGE_CAP);
+	ck_assert_uint_ge(room, STAGE_CAP - STAGE_CAP / 64);
+	memset(p, 'c', room);
+	sock_out_commit(s, room);
+	send_queued(0);
+	*chunk = room;
+}
+
+START_TEST(test_room_sealed_chunk_one_buffer)
+{
+	size_t chunk, room, out, kept;
+
+	as_sealer();
+	as_following_room();
+	s->room = 1u << 20;
+	s->take = 2u << 20;
+	seal_one_chunk(&chunk);
+	struct io_uring_sqe sqe = take();
+	expect_send(&sqe, s->ct, s->ct_len, MSG_DONTWAIT);
+	ck_assert_uint_eq(s->ct_cap, STAGE_CAP);
+	ck_assert_uint_eq(s->wire.tx_cap, 0);
+	bufpool_bytes(&pool, &out, &kept);
+	ck_assert_uint_eq(out, STAGE_CAP);
+	ck_assert_ptr_null(sock_body_room(s, &room));
+	complete(&sqe, (int)sqe.len);
+	ck_assert_uint_eq(sock_bytes_sent(s), sqe.len);
+	ck_assert_ptr_nonnull(sock_body_room(s, &room));
+
+	/* Shown fast: the next chunk is read while this one's records go. */
+	sock_stop_following_room(s);
+	sock_release_buffers(s);
+	seal_one_chunk(&chunk);
+	sqe = take();
+	ck_assert_uint_eq(s->ct_cap, STAGE_CAP);
+	ck_assert_uint_eq(s->wire.tx_cap, STAGE_CAP);
+	ck_assert_ptr_nonnull(sock_body_room(s, &room));
+	complete(&sqe, (int)sqe.len);
+	ck_assert_ptr_null(own.failed);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("sock_send");
@@ -1128,6 +1181,7 @@ int main(void)
 	tcase_add_test(tc, test_room_unpromised_and_spin);
 	tcase_add_test(tc, test_fast_send_waits_in_ring);
 	tcase_add_test(tc, test_room_sealed_rest_shrinks);
+	tcase_add_test(tc, test_room_sealed_chunk_one_buffer);
 	tcase_add_test(tc, test_room_take_bounds_chunks);
 	tcase_add_test(tc, test_room_batch_follows);
 	tcase_add_test(tc, test_sendfile_whole_waits_a_turn);

@@ -439,6 +439,22 @@ START_TEST(test_limits_tls12)
 }
 END_TEST
 
+/* tls_seal_fits: plaintext whose records fit in a buffer of room bytes,
+ * short of room by little more than the records' own overhead. */
+START_TEST(test_seal_fits)
+{
+	for (size_t room = 0; room <= (4u << 20); room += room < 70000 ? 1 : 4093) {
+		size_t fits = tls_seal_fits(room);
+
+		ck_assert_uint_le(fits, room);
+		if (fits > 0)
+			ck_assert_uint_le(tls_seal_room(fits), room);
+		if (room >= 1024)
+			ck_assert_uint_ge(fits, room - room / 256 - 57);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tls_seal");
@@ -452,6 +468,7 @@ int main(void)
 	tcase_add_test(tc, test_own_key_update_not_requested);
 	tcase_add_test(tc, test_rekey_refuses_wrong_secret);
 	tcase_add_test(tc, test_limits_tls12);
+	tcase_add_test(tc, test_seal_fits);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
