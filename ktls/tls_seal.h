@@ -62,19 +62,25 @@ void tls_sealer_idle(struct tls_sealer *s);
 long tls_seal(struct tls_sealer *s, unsigned char type, const struct iovec *iov, int iovcnt,
 	      size_t len, unsigned char *out);
 
-/* Room tls_seal needs for len bytes of plaintext: each record, and a
- * KeyUpdate in front of any of them. */
+/* What len bytes of plaintext add as records, at most: each record's
+ * header and tag, and a KeyUpdate in front of any of them. */
+static inline size_t tls_seal_overhead(size_t len)
+{
+	return (len / TLS_SEAL_MAX_PLAIN + 1) * (TLS_SEAL_OVERHEAD + TLS_SEAL_KEY_UPDATE);
+}
+
+/* Room tls_seal needs for len bytes of plaintext. */
 static inline size_t tls_seal_room(size_t len)
 {
-	return len + (len / TLS_SEAL_MAX_PLAIN + 1) * (TLS_SEAL_OVERHEAD + TLS_SEAL_KEY_UPDATE);
+	return len + tls_seal_overhead(len);
 }
 
 /* The most plaintext whose records fit in room bytes (tls_seal_room of it
- * is at most room): a buffer's worth of plaintext seals into a buffer of
- * the same size. */
+ * is at most room, since it is shorter than room): a buffer's worth of
+ * plaintext seals into a buffer of the same size. */
 static inline size_t tls_seal_fits(size_t room)
 {
-	size_t over = (room / TLS_SEAL_MAX_PLAIN + 1) * (TLS_SEAL_OVERHEAD + TLS_SEAL_KEY_UPDATE);
+	size_t over = tls_seal_overhead(room);
 
 	return room > over ? room - over : 0;
 }

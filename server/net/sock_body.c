@@ -56,7 +56,7 @@ static size_t sealed_room(const struct sock *s, size_t room)
 {
 	size_t fit = tls_seal_fits(s->wire.tx_cap);
 
-	if (sock_user_tls(s) || !s->wire.sealer || fit <= s->wire.tx_len)
+	if (!s->wire.sealer || fit <= s->wire.tx_len)
 		return room;
 	fit -= s->wire.tx_len;
 	return room < fit ? room : fit;
@@ -78,10 +78,15 @@ static size_t sealed_room(const struct sock *s, size_t room)
  * and the pool's hold did not cover such waves. With both, 1,000 HTTP/1.1
  * downloads at 64 KiB/s spent 0.53-0.59 CPU-s per GB steady against
  * 0.68-0.77 (four alternating pairs, AMD EPYC family 26), munmap fell
- * from 5.8% of the worker to 1.9%, and PSS per download by 4-15 KiB. */
+ * from 5.8% of the worker to 1.9%, and PSS per download by 4-15 KiB.
+ * Holding one buffer, such a socket reads as much as its room takes, up
+ * to a whole seal (SEAL_MAX): cut to 128 KiB, a 100 MB download that
+ * stayed below the speed that shows a socket fast (strace's, in bench/run's
+ * cost cell) made twice the reads and sends, 16.5 ring operations a MiB
+ * against 8.5. */
 char *sock_body_room(struct sock *s, size_t *room)
 {
-	bool sealed = !sock_user_tls(s) && s->wire.sealer;
+	bool sealed = s->wire.sealer != NULL;
 	size_t cap;
 	char *p;
 
@@ -93,9 +98,10 @@ char *sock_body_room(struct sock *s, size_t *room)
 	if (sock_user_tls(s)) {
 		p = sock_out_reserve(s, 0, room);
 	} else {
-		if (sock_out_len(s) >= (sealed ? tls_seal_fits(STAGE_CAP) : STAGE_CAP))
+		size_t want = sealed && s->follow_room && cap > STAGE_CAP ? 2 * STAGE_CAP : STAGE_CAP;
+		if (sock_out_len(s) >= (sealed ? tls_seal_fits(want) : want))
 			return NULL;
-		p = sock_out_reserve(s, STAGE_CAP, room);
+		p = sock_out_reserve(s, want, room);
 		if (p)
 			*room = sealed_room(s, *room);
 	}
