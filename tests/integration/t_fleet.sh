@@ -123,8 +123,10 @@ delay=$(conf_value "$DOC/ktlsd-node.conf" drain-delay)
 stop_after=$(sed -n 's/^TimeoutStopSec=//p' "$DOC/ktlsd-fleet.conf")
 check "the systemd drop-in waits longer than drain-delay + shutdown-grace ($stop_after > $delay + $grace)" \
 	test "${stop_after:-0}" -gt $((${delay:-0} + ${grace:-0}))
-inter=$(sed -n 's/.* inter \([0-9]*\)s .*/\1/p' "$DOC/haproxy.cfg")
-falls=$(sed -n 's/.* fall \([0-9]*\)\b.*/\1/p' "$DOC/haproxy.cfg")
+# Every server line says the same; the first one is read (two numbers
+# would make the arithmetic below an error, and the check would not run).
+inter=$(sed -n 's/.* inter \([0-9]*\)s .*/\1/p' "$DOC/haproxy.cfg" | head -n 1)
+falls=$(sed -n 's/.* fall \([0-9]*\)\b.*/\1/p' "$DOC/haproxy.cfg" | head -n 1)
 check "HAProxy sees a drain (inter ${inter}s x fall $falls) before the drain-delay ($delay s) ends" \
 	test $((${inter:-99} * ${falls:-99})) -lt "${delay:-0}"
 
@@ -304,12 +306,25 @@ wait_exit "${NODE_PID[node2]}" 30 || kill -KILL "${NODE_PID[node2]}"
 wait "${pids[@]}"
 downloads_check e1 e2 e3 e4
 expect_ne "downloads had begun on node2" "${#ON_node2[@]}" 0
+# A download whose every byte node2 had already handed to the kernel when
+# SIGINT came is not cut: up to some 20 MB of the 32 MiB wait in the
+# sockets and HAProxy's buffers between node2 and a client reading 4 MiB/s,
+# and on a busy machine the signal comes later. It ends whole from node2;
+# the others resume on node1, and at least one must have.
+resumed=0
 for d in "${ON_node2[@]}"; do
 	tries=$(cat "$T/$d.tries")
 	last=$T/$d.h$tries
+	if [ "$tries" = 1 ]; then
+		expect_eq "download $d, all sent before node2's SIGINT: whole from node2" \
+			"$(head -n 1 "$last" | cut -d' ' -f2) $(node_of "$last")" "200 node2"
+		continue
+	fi
+	resumed=$((resumed + 1))
 	expect_eq "download $d, cut by node2's SIGINT: resumed with a range on node1" \
 		"$(head -n 1 "$last" | cut -d' ' -f2) $(node_of "$last")" "206 node1"
 done
+expect_ne "a download cut by node2's SIGINT resumed on node1" "$resumed" 0
 check "node2: no sanitizer report" sanitizer_clean "$T/node2.1.log"
 
 stop_haproxy
