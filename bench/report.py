@@ -32,8 +32,8 @@ LOWER_IS_BETTER = {"syscalls_per_mib", "sends_per_mib", "user_copy_bytes_per_mib
                    "syscalls_per_mib_uml", "cpu_s_per_gb", "syscalls_per_request",
                    "other_than_event_loop_per_request", "io_uring_enter_per_request",
                    "cpu_s", "probe_p50_ms", "probe_p99_ms", "probe_max_ms", "spread",
-                   "pss_per_dl_ready", "pss_per_dl_end", "ready_s", "cpu_s_per_gb_steady",
-                   "sndq_per_dl"}
+                   "pss_per_dl_ready", "pss_per_dl_end", "pss_per_dl", "ready_s",
+                   "cpu_s_per_gb_steady", "sndq_per_dl"}
 # The second ktlsd build of bench/run --ktlsd-baseline: not a peer (never
 # "best peer"), compared with ktlsd in columns of its own.
 BASE = "ktlsd-base"
@@ -214,7 +214,7 @@ def ratio(a, b):
 # tables below it.
 HEADLINE = {"rate", "throughput", "peak_rss", "rss_total", "pss_per_conn", "pss_total",
             "syscalls_per_mib", "cpu_s_per_gb", "probe_p99_ms", "spread",
-            "pss_per_dl_ready", "pss_per_dl_end", "cpu_s_per_gb_steady",
+            "pss_per_dl_ready", "pss_per_dl_end", "pss_per_dl", "cpu_s_per_gb_steady",
             "user_copy_bytes_per_mib", "records_per_mib"}
 # Groups whose every metric is a headline (the many-downloads cell: its ring
 # operations per MiB are the point of it).
@@ -388,8 +388,19 @@ def slow_table(rows):
         m = by.get((cell, server, metric))
         return fmt(m["median"], unit) if m else "n/a"
 
+    def spread(cell, server, metric):
+        """Median [min - max] over the steady windows."""
+        m = by.get((cell, server, metric))
+        if not m or m["median"] is None:
+            return "n/a"
+        if m["reps"] < 2:
+            return fmt(m["median"])
+        return "%s [%s - %s]" % (fmt(m["median"]), fmt(m["min"]), fmt(m["max"]))
+
     lines = ["| cell | server | conns | KiB per download: at ready / at end "
-             "| server CPU-s per GB: run / steady | MB/s delivered (share of N x rate) "
+             "/ median [min - max] of the readings "
+             "| server CPU-s per GB: run / steady windows' median [min - max] "
+             "| MB/s delivered (share of N x rate) "
              "| ready after (s) | kernel send queue, KiB per download | bound | verified |",
              "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for cell in cells:
@@ -404,10 +415,11 @@ def slow_table(rows):
                 continue
             t = by.get((cell, server, "throughput"))
             v = sorted({by[k]["verified"] for k in by if k[:2] == (cell, server)}, key=len)
-            lines.append("| %s | %s | %s | %s / %s | %s / %s | %s (%s) | %s | %s | %s | %s |" % (
+            lines.append("| %s | %s | %s | %s / %s / %s | %s / %s | %s (%s) | %s | %s | %s | %s |" % (
                 cell, server, conns, med(cell, server, "pss_per_dl_ready"),
-                med(cell, server, "pss_per_dl_end"), med(cell, server, "cpu_s_per_gb"),
-                med(cell, server, "cpu_s_per_gb_steady"),
+                med(cell, server, "pss_per_dl_end"), spread(cell, server, "pss_per_dl"),
+                med(cell, server, "cpu_s_per_gb"),
+                spread(cell, server, "cpu_s_per_gb_steady"),
                 med(cell, server, "throughput"), med(cell, server, "paced_share"),
                 med(cell, server, "ready_s"), med(cell, server, "sndq_per_dl"),
                 t["bound"] if t else "",
@@ -695,13 +707,17 @@ def main():
                       "set size of all the server's processes, from `/proc/PID/smaps_rollup`, "
                       "minus the same before the clients connected) / N, read a few seconds after "
                       "every connection had body bytes (at ready) and again shortly before the "
-                      "clients stop (at end): flat if the two agree. Server CPU-s per GB: its user "
+                      "clients stop (at end): flat if the two agree; and at the end of each of "
+                      "five steady windows between those two (median [min - max]). Server CPU-s "
+                      "per GB: its user "
                       "and system time over the clients' whole run, the N full handshakes "
                       "included, per 10^9 body bytes delivered (run), which also pays for filling "
                       "every socket's buffers at the start and so falls as the run grows longer; "
-                      "and between the two memory readings per 10^9 bytes the clients "
-                      "acknowledged meanwhile (steady; TLS records, from `ss -i`'s bytes_acked of "
-                      "the server's sockets). The kernel's send queue (`ss` Send-Q of the server's "
+                      "and in each of the five windows per 10^9 bytes the server wrote to its "
+                      "sockets meanwhile (steady, median [min - max]; TLS records, the change in "
+                      "`ss -i`'s bytes_acked plus Send-Q of the server's sockets: bytes "
+                      "acknowledged alone would count the queue a server filled at the start as "
+                      "free). The kernel's send queue (`ss` Send-Q of the server's "
                       "sockets at the first reading) is memory a slow client costs that the PSS "
                       "does not show. The share in the MB/s column is "
                       "what the clients got over what they asked for (N x rate x time); bound "

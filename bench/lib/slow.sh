@@ -20,9 +20,21 @@
 #     development VM: 3.6 MB a connection was queued in ktlsd's sockets 5 s
 #     into a 50-client run, when each client had read some 0.3 MB), so it
 #     falls as the run grows longer; hence also
-#   - steady CPU-seconds per GB: the same between the two memory readings,
-#     over the bytes the clients acknowledged meanwhile (TLS records, from
-#     the server sockets' bytes_acked, ss -i);
+#   - steady CPU-seconds per GB: the same between the first memory reading
+#     and the last, over the bytes the server wrote to its sockets meanwhile
+#     (TLS records: the change in the sockets' bytes_acked plus their send
+#     queues, ss -i). Not over the bytes acknowledged: nginx and h2o fill
+#     each socket's buffer at the start (1.8 MB a download at 1,000)
+#     and then barely write while the clients drain it, so bytes
+#     acknowledged in a 30 s run mostly paid for earlier read as cheap (at
+#     1,000 HTTP/1.1 downloads, nginx 0.86 CPU-s per GB acknowledged, 1.44
+#     per GB written in the same window; ktlsd, which keeps some 0.4 MB a
+#     socket, 0.80 and 0.80). It is taken in SLOW_WINDOWS windows of equal
+#     length, each a row of its own, so that the report gives their
+#     median, min and max: one reading said little, slow downloads coming
+#     in waves, and the development VM's host moving a server's figure by
+#     40% from one 15 s window to the next (nginx and ktlsd alike, by
+#     hand); the memory is read at each window's end too (pss_per_dl);
 #   - the kernel's send queue per download at the first reading (Send-Q of
 #     the server's sockets, ss): memory a slow client costs that PSS does
 #     not show.
@@ -32,7 +44,8 @@
 
 SLOW_MIB=256
 SLOW_SETTLE=3 # seconds after "ready" before the first memory reading
-SLOW_TAIL=2   # ... and before slowload's end for the second
+SLOW_TAIL=2   # ... and before slowload's end for the last
+SLOW_WINDOWS=5 # steady windows between the first memory reading and the last
 
 # slow_label N: "1000x64KiB/s", for the cell names.
 # shellcheck disable=SC2153 # SLOW_RATE is set by bench/run
@@ -84,13 +97,14 @@ slow_kib_per() {
 # cell_slow CELL N PROTO: N slow downloads of slow.bin over PROTO (h1 or
 # h2: one stream a connection) from the server started last (bench/run
 # starts it fresh, with the file-descriptor limit raised).
-# Rows: pss_per_dl_ready and pss_per_dl_end (KiB), cpu_s_per_gb, throughput
+# Rows: pss_per_dl_ready and pss_per_dl_end (KiB), pss_per_dl and
+# cpu_s_per_gb_steady (one a window), cpu_s_per_gb, throughput
 # (MB/s delivered, and per server CPU-second), paced_share (delivered over
 # N x SLOW_RATE x seconds: 1 when every client got its rate) and ready_s
 # (seconds until every connection had body bytes).
 cell_slow() {
 	local cell=$1 n=$2 h2=() curl_proto=--http1.1 alpn=http/1.1 conf size ver=size note="" before t0 t_ready="" ready_s="" mem_ready="" mem_end=""
-	local c_ready c_end q_ready="" a_ready a_end q_end
+	local c_ready c_end q_ready="" a_ready a_end q_end win_cpu=() win_written=() win_mem=()
 	[ "$3" = h2 ] && h2=(-2) curl_proto=--http2 alpn=h2
 	size=$(stat -c %s "$ROOT/slow.bin")
 	if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt $((n + 64)) ]; then
@@ -128,15 +142,23 @@ cell_slow() {
 			c_ready=$(cpu_ticks "$SRV_PID")
 			read -r q_ready a_ready < <(slow_sockets "$SRV_PORT")
 		fi
-		# Near the end, and at least a second after the first reading.
-		local t_end
+		# The windows end near the end of the run, the last at least a
+		# second after the first reading.
+		local t_end w t_w mem_w c_w q_w a_w c_prev=$c_ready a_prev=$a_ready q_prev=$q_ready
 		t_end=$(awk -v a="$t0" -v d="$SLOW_SECS" -v k="$SLOW_TAIL" -v r="$t_ready" -v s="$SLOW_SETTLE" \
 			'BEGIN { e = a + d - k; m = r + s + 1; printf "%.3f", (e > m ? e : m) }')
-		if [ -n "$mem_ready" ] && slow_sleep_until "$t_end"; then
-			mem_end=$(mem_kib "$SRV_PID")
-			c_end=$(cpu_ticks "$SRV_PID")
-			read -r q_end a_end < <(slow_sockets "$SRV_PORT")
-		fi
+		for ((w = 1; w <= SLOW_WINDOWS; w++)); do
+			[ -n "$mem_ready" ] || break
+			t_w=$(awk -v r="$t_ready" -v s="$SLOW_SETTLE" -v e="$t_end" -v w="$w" -v k="$SLOW_WINDOWS" \
+				'BEGIN { b = r + s; printf "%.3f", b + (e - b) * w / k }')
+			slow_sleep_until "$t_w" || break
+			mem_w=$(mem_kib "$SRV_PID")
+			c_w=$(cpu_ticks "$SRV_PID")
+			read -r q_w a_w < <(slow_sockets "$SRV_PORT")
+			win_cpu+=("$((c_w - c_prev))") win_written+=("$((a_w + q_w - a_prev - q_prev))") win_mem+=("$mem_w")
+			c_prev=$c_w a_prev=$a_w q_prev=$q_w
+			[ "$w" = "$SLOW_WINDOWS" ] && mem_end=$mem_w c_end=$c_w q_end=$q_w a_end=$a_w
+		done
 	fi
 	wait "$SLOW_PID"
 	m_end
@@ -170,7 +192,7 @@ cell_slow() {
 	note="${note}slowload: $out; PSS before ${before} KiB, at ready ${mem_ready:-?} KiB, near the end ${mem_end:-?} KiB"
 	local per_ready per_end gb mbs share steady="" sndq=""
 	if [ -n "$mem_end" ]; then
-		steady=$(awk -v c0="$c_ready" -v c1="$c_end" -v a0="$a_ready" -v a1="$a_end" -v hz="$CLK_TCK" \
+		steady=$(awk -v c0="$c_ready" -v c1="$c_end" -v a0="$((a_ready + q_ready))" -v a1="$((a_end + q_end))" -v hz="$CLK_TCK" \
 			'BEGIN { if (a1 > a0) printf "%.3f", (c1 - c0) / hz / ((a1 - a0) / 1e9) }')
 		note="${note}; between the readings: $(fdiv "$((c_end - c_ready))" "$CLK_TCK" 2) server CPU-s, $((a_end - a_ready)) bytes acknowledged; send queues $q_ready then $q_end bytes"
 	fi
@@ -186,8 +208,22 @@ cell_slow() {
 		"(PSS $SLOW_TAIL s before slowload's end - PSS before) / $n: flat over time if near the first"
 	row slow "$cell" cpu_s_per_gb cpu-s/GB "$(fdiv "$M_CPU" "$gb" 3)" "" "" "$ver" \
 		"server CPU-seconds (all processes and threads) from the clients' start to their end, $n handshakes included, per 10^9 body bytes"
-	row slow "$cell" cpu_s_per_gb_steady cpu-s/GB "${steady:-n/a}" "" "" "$ver" \
-		"server CPU-seconds between the two memory readings per 10^9 bytes the clients acknowledged meanwhile (TLS records; ss bytes_acked)"
+	# One row a window: the report's median, min and max are over them.
+	local i rep=$REP
+	if [ ${#win_cpu[@]} = 0 ]; then
+		row slow "$cell" cpu_s_per_gb_steady cpu-s/GB n/a "" "" "$ver" "no steady window"
+		row slow "$cell" pss_per_dl KiB n/a "" "" "$ver" "no steady window"
+	fi
+	for i in "${!win_cpu[@]}"; do
+		REP=$((i + 1))
+		row slow "$cell" cpu_s_per_gb_steady cpu-s/GB \
+			"$(awk -v c="${win_cpu[i]}" -v a="${win_written[i]}" -v hz="$CLK_TCK" \
+				'BEGIN { if (a > 0) printf "%.3f", c / hz / (a / 1e9); else print "n/a" }')" "" "" "$ver" \
+			"server CPU-seconds per 10^9 bytes the server wrote to its sockets (TLS records: the change in ss bytes_acked + Send-Q), in each of ${#win_cpu[@]} windows of equal length between the first memory reading and the last; all of them: ${steady:-n/a}"
+		row slow "$cell" pss_per_dl KiB "$(slow_kib_per "${win_mem[i]}" "$before" "$n")" "" "" "$ver" \
+			"(PSS at the end of each steady window - PSS before) / $n"
+	done
+	REP=$rep
 	row slow "$cell" sndq_per_dl KiB "${sndq:-n/a}" "" "" "$ver" \
 		"the kernel's send queue of the server's sockets at the first memory reading (ss Send-Q) / $n: not in PSS"
 	row slow "$cell" throughput MB/s "${mbs:-n/a}" \
