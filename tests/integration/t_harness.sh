@@ -24,6 +24,19 @@ check "... the file's line counts it as a skip" \
 	grep -qE '^# t_sample: 1 passed, 0 failed, 1 skipped \(' "$T/sample.out"
 expect_eq "... and so does the closing line" "$(tail -n 1 "$T/sample.out")" "1 passed, 0 failed, 1 skipped"
 
+# A shell error in a test file: bash prints it and goes on, and nothing else
+# would say that the check it stood in for never ran.
+cat >"$h/t_shellerr.sh" <<'EOF'
+two="2 2"
+[ $two -lt 10 ] && pass "a check behind a broken test"
+pass "a check after it"
+EOF
+env -u KEEP_WORK TMPDIR="$T" timeout 100 "$h/run" t_shellerr >"$T/shellerr.out" 2>&1 </dev/null
+expect_eq "a file with a shell error: the harness exits 1" "$?" 1
+check "... and prints it as FAIL FILE: shell error: the line" \
+	grep -qx 'FAIL t_shellerr: shell error: t_shellerr.sh: line 2: \[: too many arguments' "$T/shellerr.out"
+expect_eq "... which the closing line counts" "$(tail -n 1 "$T/shellerr.out")" "1 passed, 1 failed, 0 skipped"
+
 # ---- tests/tally -----------------------------------------------------------------
 # A unit test (Check) that left out one test and said so; a harness log whose
 # closing line counts its own SKIP lines; an old-style harness line.

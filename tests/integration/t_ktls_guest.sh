@@ -32,8 +32,11 @@ echo booted >"$r/booted"
 printf 'ok stand-in guest check\n1 passed, 0 failed, 0 skipped\n' >"$r/guest.out"
 echo 0 >"$r/guest.rc"
 EOF
+# The same guest, whose guest-tests also hit a shell error.
+sed 's|^echo 0 >|echo "/mnt/ktlsd/guest-tests: line 7: [: too many arguments" >"$r/guest.err"; echo 0 >|' \
+	"$T/bin/qemu-boots" >"$T/bin/qemu-shellerr"
 printf '#!/bin/sh\necho "SeaBIOS (stand-in)"\nexec sleep 60\n' >"$T/bin/qemu-hangs"
-chmod 755 "$T/linux.uml" "$T/bin/qemu-boots" "$T/bin/qemu-hangs"
+chmod 755 "$T/linux.uml" "$T/bin/qemu-boots" "$T/bin/qemu-shellerr" "$T/bin/qemu-hangs"
 echo FAKE-1.0 >"$T/qemu/FAKE-1.0/ready"
 ln -s FAKE-1.0 "$T/qemu/current"
 
@@ -75,6 +78,12 @@ check "... the guest is QEMU's" grep -qx '# guest: qemu-tcg FAKE-1.0' "$RUN_OUT"
 check "... its check is counted" grep -qx 'ok stand-in guest check' "$RUN_OUT"
 expect_match "... and the guest's summary line is not passed through" \
 	"$(grep -cE '^[0-9]+ passed' "$RUN_OUT")" '^1$'
+
+uml_run shellerr "$T/bin/qemu-shellerr"
+expect_eq "a shell error in guest-tests: tests/uml/run fails" "$RUN_RC" 1
+check "... naming the line" \
+	grep -qx 'FAIL guest-tests shell error: guest-tests: line 7: \[: too many arguments' "$RUN_OUT"
+expect_match "... in its closing line" "$(last_line)" '^[0-9]+ passed, 1 failed, 0 skipped$'
 
 uml_run qemu-hangs "$T/bin/qemu-hangs" KTLS_VM=qemu KTLSD_ALLOW_NO_KTLS=1
 expect_eq "QEMU set up but not booting: a failure, even with KTLSD_ALLOW_NO_KTLS=1" "$RUN_RC" 1
