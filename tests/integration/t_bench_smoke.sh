@@ -1,10 +1,12 @@
 # shellcheck shell=bash
+# timeout: 240
 # bench/run --smoke: the benchmark harness runs end to end on a tiny matrix
 # (ktlsd and nginx, 1 KiB and 1 MiB files, 2 s per cell) and writes a
 # well-formed results.csv and report.md. Asserts no speed. Skipped (and
 # counted as a skip) when nginx, wrk or h2load is missing: bench/run
 # installs those itself, the test suite does not. A run stopped
-# by SIGTERM still writes its (partial) report.
+# by SIGTERM still writes its (partial) report. The slow-client cell, 20
+# clients for 12 s, gives its steady rows one a window.
 
 missing=
 for c in nginx wrk h2load; do
@@ -59,3 +61,21 @@ check "... still writes report.md" test -s "$out2/report.md"
 check "... marked as a partial run" grep -q '^\*\*Partial run:\*\* Interrupted' "$out2/report.md"
 n=$(cut -d, -f3 "$out2/results.csv" 2>/dev/null | grep -cx ktlsd)
 expect_match "... with the cells measured before the signal" "$n" '^[1-9][0-9]*$'
+
+# The slow-client cell, small: every server's steady figure and memory are
+# rows of their own per window (lib/slow.sh), so the report has a median,
+# min and max of several, where a window wrote anything.
+out3="$T/bench-slow"
+timeout 100 "$top_srcdir/bench/run" --smoke --slow-only --slow 20 --slow-protocols h1 --slow-seconds 12 \
+	--ktlsd "$KTLSD" --out "$out3" >"$T/bench-slow.log" 2>&1
+expect_eq "bench/run --slow-only, 20 clients for 12 s: exit code" "$?" 0
+n=$(grep -c '^slow,slow h1 20x64KiB/s,ktlsd,1,pss_per_dl,' "$out3/raw.csv" 2>/dev/null)
+expect_eq "... ktlsd's memory read in the first window" "$n" 1
+n=$(awk -F, '$1 == "slow" && $3 == "ktlsd" && $5 == "pss_per_dl"' "$out3/raw.csv" 2>/dev/null | wc -l)
+expect_eq "... and in each of the five" "$n" 5
+n=$(awk -F, '$1 == "slow" && $3 == "ktlsd" && $5 == "cpu_s_per_gb_steady"' "$out3/raw.csv" 2>/dev/null | wc -l)
+expect_eq "... a steady CPU row a window" "$n" 5
+check "... its verdict is the byte check's, not FAIL" \
+	grep -q '^slow,slow h1 20x64KiB/s,ktlsd,pss_per_dl_ready,.*,sha256+size,' "$out3/results.csv"
+check "... the report's slow table gives the windows' range" \
+	grep -qE '^\| slow h1 20x64KiB/s \| ktlsd \| 20 \| [^|]* / [^|]* / [^|]*\[[^|]* - [^|]*\] \|' "$out3/report.md"
