@@ -69,6 +69,17 @@ def fmt(v, unit=""):
     return "%.2f" % v
 
 
+def fmt_range(m, unit=""):
+    """An aggregated row's median, and [min - max] when it has more than
+    one value; "n/a" when it has none."""
+    if not m or m["median"] is None:
+        return "n/a"
+    out = fmt(m["median"], unit)
+    if m["reps"] and m["reps"] > 1:
+        out += " [%s - %s]" % (fmt(m["min"], unit), fmt(m["max"], unit))
+    return out
+
+
 def read_raw():
     with open(os.path.join(OUT, "raw.csv"), newline="") as f:
         return list(csv.DictReader(f))
@@ -318,9 +329,7 @@ def full_table(rows, groups):
         if r["group"] not in groups:
             continue
         u = r["unit"]
-        rng = fmt(r["median"], u)
-        if r["reps"] and r["reps"] > 1:
-            rng += " [%s - %s]" % (fmt(r["min"], u), fmt(r["max"], u))
+        rng = fmt_range(r, u)
         lines.append("| %s | %s | %s (%s) | %s | %d | %s | %s | %s | %s | %s |" % (
             r["cell"], r["server"], r["metric"], u, rng, r["reps"],
             "%.0f%%" % (100 * r["server_cpu_util"]) if r["server_cpu_util"] is not None else "",
@@ -360,12 +369,8 @@ def cold_table(rows):
 
     for cell, server in seen:
         t = by.get((cell, server, "throughput"))
-        rng = "n/a"
-        if t and t["median"] is not None:
-            rng = fmt(t["median"])
-            if t["reps"] > 1:
-                rng += " [%s - %s]" % (fmt(t["min"]), fmt(t["max"]))
-        elif t:
+        rng = fmt_range(t)
+        if t and t["median"] is None:
             rng = "n/a (%s)" % t["note"]
         verified = sorted({by[k]["verified"] for k in by if k[:2] == (cell, server)}, key=len)
         lines.append("| %s | %s | %s | %s | %s | %s / %s / %s | %s | %s |" % (
@@ -390,12 +395,7 @@ def slow_table(rows):
 
     def spread(cell, server, metric):
         """Median [min - max] over the steady windows."""
-        m = by.get((cell, server, metric))
-        if not m or m["median"] is None:
-            return "n/a"
-        if m["reps"] < 2:
-            return fmt(m["median"])
-        return "%s [%s - %s]" % (fmt(m["median"]), fmt(m["min"]), fmt(m["max"]))
+        return fmt_range(by.get((cell, server, metric)))
 
     lines = ["| cell | server | conns | KiB per download: at ready / at end "
              "/ median [min - max] of the readings "
@@ -445,13 +445,7 @@ def fair_table(rows):
         return "FAIL" if "FAIL" in v else (v[-1] if v else "")
 
     def spread(cell, server):
-        m = by.get((cell, server, "spread"))
-        if not m or m["median"] is None:
-            return "n/a"
-        out = fmt(m["median"])
-        if m["reps"] > 1:
-            out += " [%s - %s]" % (fmt(m["min"]), fmt(m["max"]))
-        return out
+        return fmt_range(by.get((cell, server, "spread")))
 
     lines = ["| cell | server | each download (or stream), MB/s: min / median / max | max / min "
              "| all, MB/s "
