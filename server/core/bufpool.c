@@ -103,28 +103,45 @@ static unsigned recent_most(const struct bufpool *p, int i)
 	return most;
 }
 
+/* How many of class i's buffers to keep this tick (bufpool_trim); takes
+ * what it keeps beyond the peak out of *hold. */
+static unsigned class_keep(struct bufpool *p, int i, size_t *hold)
+{
+	size_t size = (size_t)BUFPOOL_MIN << i;
+	unsigned peak = p->peak[i] - (p->peak[i] + BUFPOOL_DECAY - 1) / BUFPOOL_DECAY;
+
+	if (p->maxout[i] > peak)
+		peak = p->maxout[i];
+	p->peak[i] = peak;
+	unsigned keep = p->maxout[i] ? peak + peak / BUFPOOL_SPARE_DIV : 0;
+	p->tick_maxout[i][p->tick % BUFPOOL_HOLD_TICKS] = p->maxout[i];
+	unsigned most = recent_most(p, i);
+	if (most > keep) {
+		size_t more = most - keep;
+		if (more > *hold / size)
+			more = *hold / size;
+		keep += (unsigned)more;
+		*hold -= more * size;
+	}
+	return keep;
+}
+
 void bufpool_trim(struct bufpool *p, size_t hold)
 {
+	unsigned excess[BUFPOOL_CLASSES];
+
 	for (int i = 0; i < BUFPOOL_CLASSES; i++) {
-		size_t size = (size_t)BUFPOOL_MIN << i;
-		unsigned peak = p->peak[i] - (p->peak[i] + BUFPOOL_DECAY - 1) / BUFPOOL_DECAY;
-		if (p->maxout[i] > peak)
-			peak = p->maxout[i];
-		p->peak[i] = peak;
-		unsigned keep = p->maxout[i] ? peak + peak / BUFPOOL_SPARE_DIV : 0;
-		p->tick_maxout[i][p->tick % BUFPOOL_HOLD_TICKS] = p->maxout[i];
-		unsigned most = recent_most(p, i);
-		if (most > keep) {
-			size_t more = most - keep;
-			if (more > hold / size)
-				more = hold / size;
-			keep += (unsigned)more;
-			hold -= more * size;
-		}
+		unsigned keep = class_keep(p, i, &hold);
 		unsigned held = p->nout[i] + p->nfree[i];
 		unsigned n = held > keep ? held - keep : 0;
-
-		for (n = n < p->minfree[i] ? n : p->minfree[i]; n > 0; n--) {
+		excess[i] = n < p->minfree[i] ? n : p->minfree[i];
+	}
+	/* The largest first: the bound counts frees, and a big buffer gives
+	 * the system the most for its munmap. */
+	unsigned frees = BUFPOOL_TRIM_MAX;
+	for (int i = BUFPOOL_CLASSES - 1; i >= 0; i--) {
+		size_t size = (size_t)BUFPOOL_MIN << i;
+		for (; excess[i] > 0 && frees > 0; excess[i]--, frees--) {
 			struct bufpool_free *f = p->free[i];
 			p->free[i] = f->next;
 			p->nfree[i]--;

@@ -33,6 +33,12 @@
 #define BUFPOOL_DECAY 8
 /* Ticks a wave's buffers are held for the next one: 4 s. */
 #define BUFPOOL_HOLD_TICKS 16
+/* The most buffers one trim gives back. Each of 64 KiB and more is a
+ * munmap, whose TLB shootdown took some 0.2 ms on a virtual machine
+ * (README, "Benchmark"): a wave of 821 sends' buffers given back in one
+ * tick stalled the worker, and every connection on it, for 260 ms. At
+ * 64 a tick, 1 GB of 128 KiB buffers goes back in some 30 s. */
+#define BUFPOOL_TRIM_MAX 64
 
 struct bufpool_free {
 	struct bufpool_free *next;
@@ -62,7 +68,9 @@ void bufpool_put(struct bufpool *p, void *buf, size_t cap);
  * trim, as many as the class holds beyond its peak and margin, and beyond
  * its most in use at once in the last BUFPOOL_HOLD_TICKS ticks as far as
  * hold (bytes, smaller classes first) allows; with hold 0, all of them in
- * a class no one used since the last trim. */
+ * a class no one used since the last trim. At most BUFPOOL_TRIM_MAX
+ * buffers a call, the largest classes first; the rest wait for the next
+ * tick (or a taker). */
 void bufpool_trim(struct bufpool *p, size_t hold);
 
 /* Bytes of the classes' buffers taken and not given back (*out), and

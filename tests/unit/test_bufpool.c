@@ -3,7 +3,8 @@
  * no one used for a whole tick gives all of its buffers back; a load that
  * fell gives back, tick by tick, what it no longer needs; a load that
  * comes in waves keeps, within the budget it is given, what a wave takes
- * until the next one, and no longer than BUFPOOL_HOLD_TICKS. */
+ * until the next one, and no longer than BUFPOOL_HOLD_TICKS; one trim
+ * gives back at most BUFPOOL_TRIM_MAX buffers, the largest first. */
 #include <check.h>
 #include <stdlib.h>
 
@@ -157,8 +158,57 @@ START_TEST(test_waves_hold_within_the_budget)
 	give(100);
 	bufpool_trim(&pool, 0); /* the tick of the wave: the peak keeps all */
 	bufpool_trim(&pool, 4 * (size_t)BIG);
+	bufpool_trim(&pool, 4 * (size_t)BIG); /* 97 to give back: two trims */
 	ck_assert_uint_eq(pool.nfree[0], 8);
 	ck_assert_uint_eq(pool.nfree[CLASS], 3);
+}
+END_TEST
+
+/* A wave bigger than one trim may give back: the rest goes on the next
+ * ticks, and none is lost or freed twice (ASan). */
+START_TEST(test_trim_gives_back_a_bounded_number)
+{
+	ck_assert_uint_lt(BUFPOOL_TRIM_MAX, 200);
+	take(200);
+	give(200);
+	bufpool_trim(&pool, 0); /* the tick they were used in */
+	ck_assert_uint_eq(pool.nfree[CLASS], 200);
+	unsigned last = 200;
+	while (last > 0) {
+		bufpool_trim(&pool, 0);
+		unsigned gone = last - pool.nfree[CLASS];
+		ck_assert_uint_eq(gone, last < BUFPOOL_TRIM_MAX ? last : BUFPOOL_TRIM_MAX);
+		last = pool.nfree[CLASS];
+	}
+	/* What is still kept when a taker comes is the taker's. */
+	take(100);
+	give(100);
+	bufpool_trim(&pool, 0);
+	bufpool_trim(&pool, 0);
+	unsigned long hits = pool.hits;
+	take(10);
+	ck_assert_uint_eq(pool.hits - hits, 10);
+	give(10);
+}
+END_TEST
+
+START_TEST(test_trim_frees_the_largest_first)
+{
+	size_t cap;
+	void *small[8];
+
+	for (unsigned i = 0; i < 8; i++)
+		small[i] = bufpool_get(&pool, BUFPOOL_MIN, &cap);
+	for (unsigned i = 0; i < 8; i++)
+		bufpool_put(&pool, small[i], cap);
+	take(BUFPOOL_TRIM_MAX);
+	give(BUFPOOL_TRIM_MAX);
+	bufpool_trim(&pool, 0);
+	bufpool_trim(&pool, 0); /* a tick no one used either class */
+	ck_assert_uint_eq(pool.nfree[CLASS], 0);
+	ck_assert_uint_eq(pool.nfree[0], 8);
+	bufpool_trim(&pool, 0);
+	ck_assert_uint_eq(pool.nfree[0], 0);
 }
 END_TEST
 
@@ -174,6 +224,8 @@ int main(void)
 	tcase_add_test(tc, test_lower_load_gives_back_the_rest);
 	tcase_add_test(tc, test_waves_take_from_the_pool);
 	tcase_add_test(tc, test_waves_hold_within_the_budget);
+	tcase_add_test(tc, test_trim_gives_back_a_bounded_number);
+	tcase_add_test(tc, test_trim_frees_the_largest_first);
 	suite_add_tcase(s, tc);
 	return check_run(s);
 }
