@@ -34,6 +34,19 @@ static void give(unsigned n)
 		bufpool_put(&pool, held[i], BIG);
 }
 
+/* n buffers of the smallest class in use at once, then given back. */
+static void take_small(unsigned n)
+{
+	size_t cap;
+	void *small[8];
+
+	ck_assert_uint_le(n, 8);
+	for (unsigned i = 0; i < n; i++)
+		small[i] = bufpool_get(&pool, BUFPOOL_MIN, &cap);
+	for (unsigned i = 0; i < n; i++)
+		bufpool_put(&pool, small[i], cap);
+}
+
 static void setup(void)
 {
 	pool = (struct bufpool){0};
@@ -148,12 +161,7 @@ START_TEST(test_waves_hold_within_the_budget)
 	/* The budget is bytes over all classes, the smaller ones first: the
 	 * eight 16 KiB buffers take half of one big one's share, so the big
 	 * class keeps 3 of a budget of 4 (a budget per class would keep 4). */
-	size_t cap;
-	void *small[8];
-	for (unsigned i = 0; i < 8; i++)
-		small[i] = bufpool_get(&pool, BUFPOOL_MIN, &cap);
-	for (unsigned i = 0; i < 8; i++)
-		bufpool_put(&pool, small[i], cap);
+	take_small(8);
 	take(100);
 	give(100);
 	bufpool_trim(&pool, 0); /* the tick of the wave: the peak keeps all */
@@ -194,13 +202,7 @@ END_TEST
 
 START_TEST(test_trim_frees_the_largest_first)
 {
-	size_t cap;
-	void *small[8];
-
-	for (unsigned i = 0; i < 8; i++)
-		small[i] = bufpool_get(&pool, BUFPOOL_MIN, &cap);
-	for (unsigned i = 0; i < 8; i++)
-		bufpool_put(&pool, small[i], cap);
+	take_small(8);
 	take(BUFPOOL_TRIM_MAX);
 	give(BUFPOOL_TRIM_MAX);
 	bufpool_trim(&pool, 0);
