@@ -34,10 +34,11 @@
 /* Ticks a wave's buffers are held for the next one: 4 s. */
 #define BUFPOOL_HOLD_TICKS 16
 /* The most buffers one trim gives back. Each of 64 KiB and more is a
- * munmap, whose TLB shootdown took some 0.2 ms on a virtual machine
- * (README, "Benchmark"): a wave of 821 sends' buffers given back in one
- * tick stalled the worker, and every connection on it, for 260 ms. At
- * 64 a tick, 1 GB of 128 KiB buffers goes back in some 30 s. */
+ * munmap (main.c sets M_MMAP_THRESHOLD), whose TLB shootdown took some
+ * 0.2 ms on a virtual machine: at 10,000 slow downloads, giving a wave's
+ * buffers back in one tick stalled the worker, and every connection on
+ * it, for up to 260 ms (README, "Benchmark"). At 64 a tick, 1 GB of
+ * 128 KiB buffers goes back in some 30 s. */
 #define BUFPOOL_TRIM_MAX 64
 
 struct bufpool_free {
