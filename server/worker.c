@@ -20,6 +20,13 @@
 
 #define RING_ENTRIES 1024
 #define TICK_MS 250
+
+/* How long after SIGINT a cut response's line may wait for its
+ * connection's operations in flight (a read from a slow disk, a listing):
+ * signals.c's quit_now gives the workers 2 s (QUIT_WAIT_S) before it
+ * exits, and a tick may come TICK_MS late. */
+#define QUIT_LOG_MS 1000
+
 #define ACCEPT_RETRY_MS 100
 
 /* A loop turn submits once at its end, unless it has run this long. */
@@ -306,10 +313,13 @@ static void on_retry(struct ring_op *op, int res, uint32_t flags)
 }
 
 /* SIGINT, SIGQUIT: no grace. Every response under way is logged, as cut by
- * the shutdown, and the log written out before the process exits. */
+ * the shutdown, and the log written out before the process exits: once
+ * the connections are released (the loop ends then), or by the tick at
+ * QUIT_LOG_MS. */
 static void quit_now(struct worker *w)
 {
 	begin_stop(w);
+	w->quit_ms = w->clock.now_ms;
 	w->conn_ops->abort(w, "exiting now");
 	access_log_flush(&w->alog);
 }
@@ -384,6 +394,8 @@ static void on_tick(struct ring_op *op, int res, uint32_t flags)
 	(void)flags;
 	bool grace_over = w->stopping && w->clock.now_ms >= w->stop_deadline_ms;
 	w->conn_ops->tick(w, &snap, grace_over ? "shutdown grace period over" : NULL);
+	if (w->quit_ms && w->clock.now_ms - w->quit_ms >= QUIT_LOG_MS)
+		w->conn_ops->log_cut(w);
 	access_log_flush(&w->alog);
 	bufpool_trim(&w->bufs, (size_t)w->nconns * POOL_HOLD_PER_CONN);
 	sock_env_tick(&w->sock_env);

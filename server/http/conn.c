@@ -237,12 +237,21 @@ int conn_new(struct worker *w, int fd, bool tls, bool proxy, const struct sockad
 	return 0;
 }
 
+static void log_cut(struct conn *c)
+{
+	if (!c->cut_unlogged)
+		return;
+	c->cut_unlogged = false;
+	c->proto->log_cut(c);
+}
+
 /* The sock is closed and idle: nothing of the conn is in flight either
  * (the protocols' own operations hold the sock). */
 static void released(void *ctx)
 {
 	struct conn *c = ctx;
 
+	log_cut(c);
 	if (c->proto_state)
 		c->proto->release(c);
 	/* Every way a connection ends comes here, once. */
@@ -275,8 +284,10 @@ void conn_abort_as(struct conn *c, enum access_end end, const char *why)
 	if (why)
 		log_msg(LOG_DEBUG, "%s: closing: %s", c->peer_text, why);
 	c->abort_end = end;
-	if (c->state == CONN_PROTO)
+	if (c->state == CONN_PROTO) {
 		c->proto->aborted(c);
+		c->cut_unlogged = c->proto->log_cut != NULL;
+	}
 	c->state = CONN_CLOSING;
 	sock_abort(c->sock);
 }
@@ -483,6 +494,12 @@ static void abort_all(struct worker *w, const char *why)
 	}
 }
 
+static void log_cut_all(struct worker *w)
+{
+	for (struct conn *c = w->conns; c; c = c->next)
+		log_cut(c);
+}
+
 static void tick_all(struct worker *w, struct worker_snapshot *snap, const char *cut)
 {
 	for (struct conn *c = w->conns, *next; c; c = next) {
@@ -499,5 +516,6 @@ const struct worker_conn_ops conn_worker_ops = {
 	.accept = conn_new,
 	.shutdown = shutdown_all,
 	.abort = abort_all,
+	.log_cut = log_cut_all,
 	.tick = tick_all,
 };

@@ -46,9 +46,16 @@ struct conn_proto {
 	void (*drive)(struct conn *c);
 	/* The transport's splice of file bytes into its pipe ended. */
 	void (*spliced)(struct conn *c, int res);
-	/* The connection is being aborted (c->abort_end says why): last
-	 * words for the access log. */
+	/* The connection is being aborted (c->abort_end says why): work
+	 * waiting on another thread is called off; a protocol whose lines
+	 * need no more than it knows now writes them now. */
 	void (*aborted)(struct conn *c);
+	/* Or NULL. The access-log lines of responses the abort cut, once the
+	 * sock is released: a send the kernel took whose completion was
+	 * still in the ring is counted by then (sock_bytes_sent). Sooner if
+	 * SIGINT's exit cannot wait for the release (worker_conn_ops.log_cut).
+	 * Called at most once. */
+	void (*log_cut)(struct conn *c);
 	/* Graceful stop (SIGTERM): finish what is under way, start nothing. */
 	void (*shutdown)(struct conn *c);
 	/* The timer: recompute c->deadline_ms, give back idle buffers. */
@@ -89,6 +96,7 @@ struct conn {
 	bool close_after;            /* close once the current response is out */
 	bool notify_pending;         /* close_notify to queue once sends are done */
 	bool shut_wr;
+	bool cut_unlogged;           /* aborted; proto->log_cut not yet called */
 };
 
 /* Takes ownership of fd (accepted, nonblocking). proxy: a PROXY protocol

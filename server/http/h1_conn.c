@@ -221,10 +221,16 @@ static void h1_aborted(struct conn *c)
 {
 	struct h1_exchange *x = h1_exchange_of(c);
 
-	if (x->phase == H1_RESPOND)
-		h1_on_response_done(c, c->abort_end);
 	if (x->resp && x->resp->listing)
 		lister_cancel(x->resp->listing); /* it comes back, and is dropped */
+}
+
+/* The line is held to what the socket took (h1_on_response_done), which
+ * is known only once every send's completion is in. */
+static void h1_log_cut(struct conn *c)
+{
+	if (h1_exchange_of(c)->phase == H1_RESPOND)
+		h1_on_response_done(c, c->abort_end);
 }
 
 static void h1_shutdown(struct conn *c)
@@ -293,6 +299,7 @@ const struct conn_proto h1_proto = {
 	.drive = h1_drive,
 	.spliced = h1_spliced,
 	.aborted = h1_aborted,
+	.log_cut = h1_log_cut,
 	.shutdown = h1_shutdown,
 	.tick = h1_tick,
 	.timeout = h1_timeout,

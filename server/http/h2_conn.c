@@ -633,7 +633,8 @@ static void h2_release(struct conn *c)
 }
 
 /* The streams still open are logged now, with why the connection ends
- * (the session may never be freed: SIGINT exits without it). */
+ * (the session may never be freed: SIGINT exits without it). A stream's
+ * count is what it framed (h2_stream.c), known now: no log_cut. */
 static void h2_aborted(struct conn *c)
 {
 	h2_session_cut(session(c));

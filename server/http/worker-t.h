@@ -52,6 +52,10 @@ struct worker_conn_ops {
 	/* Every connection is cut now; a response under way is logged as cut
 	 * by the shutdown, with why. */
 	void (*abort)(struct worker *w, const char *why);
+	/* The lines of responses cut by abort whose connections still wait
+	 * for operations in flight are written now: the process is about to
+	 * exit without them. */
+	void (*log_cut)(struct worker *w);
 	/* Once a tick: each connection is counted into snap's gauges, then
 	 * closed if a deadline of its own passed, or, with cut, cut with
 	 * that reason (the shutdown's grace period is over). */
@@ -105,6 +109,7 @@ struct worker {
 	unsigned nconns_high;        /* most connections at once since the heap was last trimmed */
 	bool stopping;
 	uint64_t stop_deadline_ms;
+	uint64_t quit_ms;            /* when SIGINT or SIGQUIT came, or 0 */
 	bool accept_paused_logged;
 	uint64_t accept_failed_ms;   /* when accept last ran out of fds */
 	uint64_t proxy_logged_ms;    /* when a refused PROXY header was last logged at info */

@@ -759,8 +759,11 @@ void sock_send_done(struct ring_op *op, int res, uint32_t flags)
 	s->send_nowait = false;
 	s->resend = false;
 	s->wire.tx_busy = false;
-	if (s->closing)
+	if (s->closing) {
+		if (res > 0) /* gone to the client: the access log counts it (conn.h's log_cut) */
+			sock_account_sent(s, STAT_VIA_SEND, res);
 		goto out;
+	}
 	if (res == -EAGAIN && nowait)
 		res = 0;
 	if (res == -EFAULT && s->holes) {

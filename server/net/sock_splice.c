@@ -156,8 +156,11 @@ void sock_splice_out_done(struct ring_op *op, int res, uint32_t flags)
 
 	(void)flags;
 	s->splice_posted = false;
-	if (s->closing)
+	if (s->closing) {
+		if (res > 0) /* as sock_send_done's */
+			sock_account_sent(s, STAT_VIA_SPLICE, res);
 		goto out;
+	}
 	if (res == -EAGAIN) {
 		sock_poll_out(s);
 		goto out;

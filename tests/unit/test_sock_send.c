@@ -95,6 +95,7 @@ struct owner {
 	unsigned drives;
 	const char *failed;
 	bool released;
+	uint64_t sent_at_release; /* sock_bytes_sent then, as the access log reads it */
 };
 
 static void on_drive(void *ctx)
@@ -122,7 +123,10 @@ static BIO *bio;
 /* The wire the test's BIO writes into goes with the sock. */
 static void on_released(void *ctx)
 {
-	((struct owner *)ctx)->released = true;
+	struct owner *o = ctx;
+
+	o->released = true;
+	o->sent_at_release = sock_bytes_sent(o->s);
 	if (bio)
 		BIO_set_data(bio, NULL);
 }
@@ -302,6 +306,22 @@ START_TEST(test_plain_send)
 	ck_assert_uint_eq(own.drives, 1);
 	ck_assert_uint_eq(sock_bytes_sent(s), 12);
 	ck_assert_ptr_null(own.failed);
+}
+END_TEST
+
+/* An abort (SIGINT, a timeout) comes while a send's completion waits in the
+ * ring: the kernel took those bytes, so they count by the release, where the
+ * owner writes a cut response's access-log line (conn.h's log_cut). */
+START_TEST(test_abort_counts_send_taken)
+{
+	queue("hello, world");
+	send_queued(0);
+	struct io_uring_sqe sqe = take();
+	sock_abort(s);
+	ck_assert(!own.released);
+	complete(&sqe, 12);
+	ck_assert(own.released);
+	ck_assert_uint_eq(own.sent_at_release, 12);
 }
 END_TEST
 
@@ -1166,6 +1186,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_plain_send);
+	tcase_add_test(tc, test_abort_counts_send_taken);
 	tcase_add_test(tc, test_ktls_record_between);
 	tcase_add_test(tc, test_ktls_records_in_order);
 	tcase_add_test(tc, test_ktls_switch_after_ciphertext);
