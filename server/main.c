@@ -117,12 +117,12 @@ static int run(struct run *r, sigset_t *sigs)
 		return 1;
 	}
 	raise_fd_limit();
-	/* Per-connection buffers of 64 KiB and more (the receive buffer, the
-	 * plaintext stage) come straight from mmap: only the pages a
-	 * connection really uses become resident, and a closed connection's
-	 * buffers go back to the system instead of fragmenting the heap. With
-	 * glibc's default (a threshold that grows with the first frees) they
-	 * would come from the heap and stay resident after use. */
+	/* Allocations of 64 KiB and more come straight from mmap, as the
+	 * buffer pool's own do (bufpool.h, BUFPOOL_MAP_MIN): only the pages
+	 * used become resident, and what is freed goes back to the system
+	 * instead of fragmenting the heap. With glibc's default (a threshold
+	 * that grows with the first frees) they would come from the heap and
+	 * stay resident after use. */
 	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
 	rc = server_new(&srv, cfg, false, NULL, NULL);
 	if (rc < 0) {

@@ -1,7 +1,10 @@
 #include "server/core/bufpool.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -37,6 +40,28 @@ static void unpoison(struct bufpool_free *f, size_t cap)
 #endif
 }
 
+/* Buffers of BUFPOOL_MAP_MIN and more are mappings of the pool's own, of
+ * exactly their class's size, so that the trim can give back buffers
+ * that lie side by side with one munmap (give_back_sorted). */
+static void *buf_alloc(int i)
+{
+	size_t size = (size_t)BUFPOOL_MIN << i;
+
+	if (size < BUFPOOL_MAP_MIN)
+		return malloc(size);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* n bytes from p on: one buffer, or (mapped ones) a run of them. */
+static void buf_free(void *p, size_t n)
+{
+	if (n < BUFPOOL_MAP_MIN)
+		free(p);
+	else
+		munmap(p, n);
+}
+
 static int class_of(size_t size)
 {
 	size_t c = BUFPOOL_MIN;
@@ -64,7 +89,7 @@ void *bufpool_get(struct bufpool *p, size_t want, size_t *cap)
 			p->minfree[i] = p->nfree[i];
 		p->hits++;
 		unpoison(f, *cap);
-	} else if (!(f = malloc(*cap))) {
+	} else if (!(f = buf_alloc(i))) {
 		return NULL;
 	}
 	if (++p->nout[i] > p->maxout[i])
@@ -126,6 +151,73 @@ static unsigned class_keep(struct bufpool *p, int i, size_t *hold)
 	return keep;
 }
 
+static int by_address(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Class i's free list, lowest address first, into v (nfree[i] slots). */
+static void take_sorted(struct bufpool *p, int i, void **v)
+{
+	unsigned n = 0;
+
+	for (struct bufpool_free *f = p->free[i]; f; f = f->next)
+		v[n++] = f;
+	qsort(v, n, sizeof(*v), by_address);
+}
+
+/* Gives back the last of v[0..n) (class i, sorted), the highest first and
+ * mapped neighbours in one munmap, while *calls and *bytes allow; returns
+ * how many went (the last ones). */
+static unsigned give_back_sorted(int i, void **v, unsigned n, unsigned *calls, size_t *bytes)
+{
+	size_t size = (size_t)BUFPOOL_MIN << i;
+	bool mapped = size >= BUFPOOL_MAP_MIN;
+	unsigned gone = 0;
+
+	while (gone < n && *calls > 0 && *bytes >= size) {
+		unsigned end = n - gone, run = 1;
+		while (mapped && run < end && (size_t)(run + 1) * size <= *bytes &&
+		       (char *)v[end - run - 1] + size == (char *)v[end - run])
+			run++;
+		for (unsigned k = end - run; k < end; k++)
+			unpoison(v[k], size);
+		buf_free(v[end - run], run * size);
+		gone += run;
+		*bytes -= run * size;
+		(*calls)--;
+	}
+	return gone;
+}
+
+/* Gives back excess of class i's free buffers, those of the highest
+ * addresses: a taker gets the lowest first (the list is rebuilt in that
+ * order), so those in use gather at the low end and the free ones lie
+ * side by side at the high end, where one munmap takes a run of them. */
+static void trim_class(struct bufpool *p, int i, unsigned excess, unsigned *calls, size_t *bytes)
+{
+	unsigned n = p->nfree[i];
+	void **v = malloc(n * sizeof(*v));
+
+	if (!v)
+		return; /* the next tick tries again */
+	take_sorted(p, i, v);
+	unsigned keep = n - excess;
+	unsigned gone = give_back_sorted(i, v + keep, excess, calls, bytes);
+	/* What stays, lowest address first: the kept ones, and those the
+	 * bounds left for the next tick. */
+	p->free[i] = NULL;
+	for (unsigned k = n - gone; k-- > 0;) {
+		struct bufpool_free *f = v[k];
+		f->next = p->free[i];
+		p->free[i] = f;
+	}
+	p->nfree[i] = n - gone;
+	free(v);
+}
+
 void bufpool_trim(struct bufpool *p, size_t hold)
 {
 	unsigned excess[BUFPOOL_CLASSES];
@@ -136,18 +228,13 @@ void bufpool_trim(struct bufpool *p, size_t hold)
 		unsigned n = held > keep ? held - keep : 0;
 		excess[i] = n < p->minfree[i] ? n : p->minfree[i];
 	}
-	/* The largest first: the bound counts frees, and a big buffer gives
-	 * the system the most for its munmap. */
-	unsigned frees = BUFPOOL_TRIM_MAX;
+	/* The largest first: the bounds count calls and bytes, and a big
+	 * buffer gives the system the most for its munmap. */
+	unsigned calls = BUFPOOL_TRIM_MAX;
+	size_t bytes = BUFPOOL_TRIM_BYTES;
 	for (int i = BUFPOOL_CLASSES - 1; i >= 0; i--) {
-		size_t size = (size_t)BUFPOOL_MIN << i;
-		for (; excess[i] > 0 && frees > 0; excess[i]--, frees--) {
-			struct bufpool_free *f = p->free[i];
-			p->free[i] = f->next;
-			p->nfree[i]--;
-			unpoison(f, size);
-			free(f);
-		}
+		if (excess[i] > 0 && calls > 0)
+			trim_class(p, i, excess[i], &calls, &bytes);
 		p->minfree[i] = p->nfree[i];
 		p->maxout[i] = p->nout[i];
 	}
@@ -170,7 +257,7 @@ void bufpool_drain(struct bufpool *p)
 			struct bufpool_free *f = p->free[i];
 			p->free[i] = f->next;
 			unpoison(f, (size_t)BUFPOOL_MIN << i);
-			free(f);
+			buf_free(f, (size_t)BUFPOOL_MIN << i);
 		}
 		p->nfree[i] = p->minfree[i] = 0;
 	}

@@ -1,7 +1,8 @@
 /* Per-worker free lists of I/O buffers (send buffers, plaintext stages,
  * HTTP/2 batches), so that a request costs no mmap/munmap pair: buffers of
- * 64 KiB and more come from mmap (see main.c), and freeing one after each
- * response made two syscalls and a TLB shootdown per request. Buffers come
+ * 64 KiB and more are mappings of their own (BUFPOOL_MAP_MIN), and freeing
+ * one after each response made two syscalls and a TLB shootdown per
+ * request. Buffers come
  * in power-of-two classes from 16 KiB to 4 MiB. A buffer given back stays
  * in its class's list, and the worker's timer (bufpool_trim) hands the
  * system what a class holds beyond its recent peak of buffers in use at
@@ -33,13 +34,16 @@
 #define BUFPOOL_DECAY 8
 /* Ticks a wave's buffers are held for the next one: 4 s. */
 #define BUFPOOL_HOLD_TICKS 16
-/* The most buffers one trim gives back. Each of 64 KiB and more is a
- * munmap (main.c sets M_MMAP_THRESHOLD), whose TLB shootdown took some
- * 0.2 ms on a virtual machine: at 10,000 slow downloads, giving a wave's
- * buffers back in one tick stalled the worker, and every connection on
- * it, for up to 260 ms (README, "Benchmark"). At 64 a tick, 1 GB of
- * 128 KiB buffers goes back in some 30 s. */
+/* Buffers of this size and more are mappings of the pool's own. */
+#define BUFPOOL_MAP_MIN (64 * 1024)
+/* The most munmap calls, and bytes, one trim makes. A munmap's TLB
+ * shootdown took some 0.2 ms on a virtual machine: at 10,000 slow
+ * downloads, giving a wave's buffers back in one tick stalled the worker,
+ * and every connection on it, for up to 260 ms (README, "Benchmark").
+ * Buffers that lie side by side go in one call, which cost a fifth of
+ * one call each (128 KiB buffers, the PVM host of README's tables). */
 #define BUFPOOL_TRIM_MAX 64
+#define BUFPOOL_TRIM_BYTES ((size_t)64 << 20)
 
 struct bufpool_free {
 	struct bufpool_free *next;
@@ -69,9 +73,10 @@ void bufpool_put(struct bufpool *p, void *buf, size_t cap);
  * trim, as many as the class holds beyond its peak and margin, and beyond
  * its most in use at once in the last BUFPOOL_HOLD_TICKS ticks as far as
  * hold (bytes, smaller classes first) allows; with hold 0, all of them in
- * a class no one used since the last trim. At most BUFPOOL_TRIM_MAX
- * buffers a call, the largest classes first; the rest wait for the next
- * tick (or a taker). */
+ * a class no one used since the last trim. Those of the highest addresses
+ * go, neighbours in one munmap, within BUFPOOL_TRIM_MAX calls and
+ * BUFPOOL_TRIM_BYTES, the largest classes first; the rest wait for the
+ * next tick (or a taker). A taker then gets the lowest address first. */
 void bufpool_trim(struct bufpool *p, size_t hold);
 
 /* Bytes of the classes' buffers taken and not given back (*out), and

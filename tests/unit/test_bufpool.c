@@ -4,9 +4,19 @@
  * fell gives back, tick by tick, what it no longer needs; a load that
  * comes in waves keeps, within the budget it is given, what a wave takes
  * until the next one, and no longer than BUFPOOL_HOLD_TICKS; one trim
- * gives back at most BUFPOOL_TRIM_MAX buffers, the largest first. */
+ * makes at most BUFPOOL_TRIM_MAX munmap calls of at most
+ * BUFPOOL_TRIM_BYTES in all, the largest class first, one call for
+ * buffers that lie side by side; a taker then gets the lowest address.
+ *
+ * munmap is this file's own (the executable's definition comes before
+ * libc's for bufpool.c's calls): it counts the calls and bytes, and
+ * unmaps by the system call. */
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "server/core/bufpool.h"
 #include "tests/unit/check_run.h"
@@ -15,7 +25,38 @@
 #define CLASS 4          /* 16 KiB << 4 */
 
 static struct bufpool pool;
-static void *held[200];
+static void *held[400];
+static unsigned munmaps;
+static size_t unmapped;
+
+int munmap(void *addr, size_t len)
+{
+	munmaps++;
+	unmapped += len;
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+static int by_address(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* How many runs of neighbours held[0..n) make (n at most 400). */
+static unsigned runs_of(unsigned n)
+{
+	void *v[400];
+	unsigned runs = n > 0;
+
+	for (unsigned i = 0; i < n; i++)
+		v[i] = held[i];
+	qsort(v, n, sizeof(*v), by_address);
+	for (unsigned i = 1; i < n; i++)
+		if ((char *)v[i - 1] + BIG != (char *)v[i])
+			runs++;
+	return runs;
+}
 
 static void take(unsigned n)
 {
@@ -50,6 +91,8 @@ static void take_small(unsigned n)
 static void setup(void)
 {
 	pool = (struct bufpool){0};
+	munmaps = 0;
+	unmapped = 0;
 }
 
 static void teardown(void)
@@ -173,26 +216,33 @@ START_TEST(test_waves_hold_within_the_budget)
 END_TEST
 
 /* A wave bigger than one trim may give back: the rest goes on the next
- * ticks, and none is lost or freed twice (ASan). */
-START_TEST(test_trim_gives_back_a_bounded_number)
+ * ticks, within both bounds, and none is lost or freed twice (ASan). */
+START_TEST(test_trim_gives_back_a_bounded_amount)
 {
-	ck_assert_uint_lt(BUFPOOL_TRIM_MAX, 200);
-	take(200);
-	give(200);
+	ck_assert_uint_gt(400 * (size_t)BIG, BUFPOOL_TRIM_BYTES);
+	take(400);
+	give(400);
 	bufpool_trim(&pool, 0); /* the tick they were used in */
-	ck_assert_uint_eq(pool.nfree[CLASS], 200);
-	unsigned last = 200;
+	ck_assert_uint_eq(pool.nfree[CLASS], 400);
+	unsigned last = 400, trims = 0;
 	while (last > 0) {
+		munmaps = 0;
+		unmapped = 0;
 		bufpool_trim(&pool, 0);
-		unsigned gone = last - pool.nfree[CLASS];
-		ck_assert_uint_eq(gone, last < BUFPOOL_TRIM_MAX ? last : BUFPOOL_TRIM_MAX);
+		ck_assert_uint_le(munmaps, BUFPOOL_TRIM_MAX);
+		ck_assert_uint_le(unmapped, BUFPOOL_TRIM_BYTES);
+		ck_assert_uint_eq(unmapped, (size_t)(last - pool.nfree[CLASS]) * BIG);
+		ck_assert_uint_lt(pool.nfree[CLASS], last);
 		last = pool.nfree[CLASS];
+		trims++;
 	}
+	ck_assert_uint_ge(trims, 2);
 	/* What is still kept when a taker comes is the taker's. */
-	take(100);
-	give(100);
+	take(400);
+	give(400);
 	bufpool_trim(&pool, 0);
 	bufpool_trim(&pool, 0);
+	ck_assert_uint_gt(pool.nfree[CLASS], 10);
 	unsigned long hits = pool.hits;
 	take(10);
 	ck_assert_uint_eq(pool.hits - hits, 10);
@@ -200,16 +250,59 @@ START_TEST(test_trim_gives_back_a_bounded_number)
 }
 END_TEST
 
+/* Buffers side by side go back in one munmap each run. */
+START_TEST(test_neighbours_go_in_one_munmap)
+{
+	take(64);
+	unsigned runs = runs_of(64);
+	give(64);
+	bufpool_trim(&pool, 0);
+	bufpool_trim(&pool, 0); /* a tick no one used them: all go */
+	ck_assert_uint_eq(pool.nfree[CLASS], 0);
+	ck_assert_uint_eq(unmapped, 64 * (size_t)BIG);
+	ck_assert_uint_eq(munmaps, runs);
+}
+END_TEST
+
+/* The trim gives back the highest addresses, and takers then get the
+ * lowest first: the buffers in use gather at one end, the free ones at
+ * the other, side by side. */
+START_TEST(test_takers_get_the_lowest_first)
+{
+	unsigned n = (unsigned)(BUFPOOL_TRIM_BYTES / BIG) + 10;
+	void *v[400];
+
+	ck_assert_uint_le(n, 400);
+	take(n);
+	for (unsigned i = 0; i < n; i++)
+		v[i] = held[i];
+	qsort(v, n, sizeof(*v), by_address);
+	give(n);
+	bufpool_trim(&pool, 0);
+	bufpool_trim(&pool, 0); /* all but 10 go, within the bytes */
+	ck_assert_uint_eq(pool.nfree[CLASS], 10);
+	take(10);
+	for (unsigned i = 0; i < 10; i++)
+		ck_assert_ptr_eq(held[i], v[i]);
+	give(10);
+}
+END_TEST
+
+/* The bytes one trim may give back go to the largest class first. */
 START_TEST(test_trim_frees_the_largest_first)
 {
+	unsigned n = (unsigned)(BUFPOOL_TRIM_BYTES / BIG) + 10;
+
+	ck_assert_uint_le(n, 400);
 	take_small(8);
-	take(BUFPOOL_TRIM_MAX);
-	give(BUFPOOL_TRIM_MAX);
+	take(n);
+	give(n);
 	bufpool_trim(&pool, 0);
 	bufpool_trim(&pool, 0); /* a tick no one used either class */
-	ck_assert_uint_eq(pool.nfree[CLASS], 0);
+	ck_assert_uint_eq(pool.nfree[CLASS], 10);
 	ck_assert_uint_eq(pool.nfree[0], 8);
 	bufpool_trim(&pool, 0);
+	ck_assert_uint_eq(pool.nfree[CLASS], 0);
 	ck_assert_uint_eq(pool.nfree[0], 0);
 }
 END_TEST
@@ -226,7 +319,9 @@ int main(void)
 	tcase_add_test(tc, test_lower_load_gives_back_the_rest);
 	tcase_add_test(tc, test_waves_take_from_the_pool);
 	tcase_add_test(tc, test_waves_hold_within_the_budget);
-	tcase_add_test(tc, test_trim_gives_back_a_bounded_number);
+	tcase_add_test(tc, test_trim_gives_back_a_bounded_amount);
+	tcase_add_test(tc, test_neighbours_go_in_one_munmap);
+	tcase_add_test(tc, test_takers_get_the_lowest_first);
 	tcase_add_test(tc, test_trim_frees_the_largest_first);
 	suite_add_tcase(s, tc);
 	return check_run(s);
