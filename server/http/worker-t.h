@@ -50,7 +50,8 @@ struct worker_conn_ops {
 	 * their response. */
 	void (*shutdown)(struct worker *w);
 	/* Every connection is cut now; a response under way is logged as cut
-	 * by the shutdown, with why. */
+	 * by the shutdown, with why (once its connection is released: conn.h's
+	 * log_cut). */
 	void (*abort)(struct worker *w, const char *why);
 	/* The lines of responses cut by abort whose connections still wait
 	 * for operations in flight are written now: the process is about to
