@@ -40,26 +40,31 @@ static void unpoison(struct bufpool_free *f, size_t cap)
 #endif
 }
 
-/* Buffers of BUFPOOL_MAP_MIN and more are mappings of the pool's own, of
- * exactly their class's size, so that the trim can give back buffers
- * that lie side by side with one munmap (give_back_sorted). */
+/* Whether class i's buffers are mappings of the pool's own, of exactly
+ * their class's size, so that the trim can give back buffers that lie
+ * side by side with one munmap (give_back_sorted). */
+static bool mapped(int i)
+{
+	return BUFPOOL_OWN_MAPS && ((size_t)BUFPOOL_MIN << i) >= BUFPOOL_MAP_MIN;
+}
+
 static void *buf_alloc(int i)
 {
 	size_t size = (size_t)BUFPOOL_MIN << i;
 
-	if (size < BUFPOOL_MAP_MIN)
+	if (!mapped(i))
 		return malloc(size);
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* n bytes from p on: one buffer, or (mapped ones) a run of them. */
-static void buf_free(void *p, size_t n)
+/* n buffers of class i from p on: one, or (mapped ones) a run of them. */
+static void buf_free(int i, void *p, unsigned n)
 {
-	if (n < BUFPOOL_MAP_MIN)
-		free(p);
+	if (mapped(i))
+		munmap(p, n * ((size_t)BUFPOOL_MIN << i));
 	else
-		munmap(p, n);
+		free(p);
 }
 
 static int class_of(size_t size)
@@ -174,17 +179,16 @@ static void take_sorted(struct bufpool *p, int i, void **v)
 static unsigned give_back_sorted(int i, void **v, unsigned n, unsigned *calls, size_t *bytes)
 {
 	size_t size = (size_t)BUFPOOL_MIN << i;
-	bool mapped = size >= BUFPOOL_MAP_MIN;
 	unsigned gone = 0;
 
 	while (gone < n && *calls > 0 && *bytes >= size) {
 		unsigned end = n - gone, run = 1;
-		while (mapped && run < end && (size_t)(run + 1) * size <= *bytes &&
+		while (mapped(i) && run < end && (size_t)(run + 1) * size <= *bytes &&
 		       (char *)v[end - run - 1] + size == (char *)v[end - run])
 			run++;
 		for (unsigned k = end - run; k < end; k++)
 			unpoison(v[k], size);
-		buf_free(v[end - run], run * size);
+		buf_free(i, v[end - run], run);
 		gone += run;
 		*bytes -= run * size;
 		(*calls)--;
@@ -257,7 +261,7 @@ void bufpool_drain(struct bufpool *p)
 			struct bufpool_free *f = p->free[i];
 			p->free[i] = f->next;
 			unpoison(f, (size_t)BUFPOOL_MIN << i);
-			buf_free(f, (size_t)BUFPOOL_MIN << i);
+			buf_free(i, f, 1);
 		}
 		p->nfree[i] = p->minfree[i] = 0;
 	}

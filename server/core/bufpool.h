@@ -34,8 +34,15 @@
 #define BUFPOOL_DECAY 8
 /* Ticks a wave's buffers are held for the next one: 4 s. */
 #define BUFPOOL_HOLD_TICKS 16
-/* Buffers of this size and more are mappings of the pool's own. */
+/* Buffers of this size and more are mappings of the pool's own, but in
+ * an ASan build: there malloc's are worth more, with their redzones and
+ * LeakSanitizer's count of what was never given back. */
 #define BUFPOOL_MAP_MIN (64 * 1024)
+#if defined(__SANITIZE_ADDRESS__)
+#define BUFPOOL_OWN_MAPS 0
+#else
+#define BUFPOOL_OWN_MAPS 1
+#endif
 /* The most munmap calls, and bytes, one trim makes. A munmap's TLB
  * shootdown took some 0.2 ms on a virtual machine: at 10,000 slow
  * downloads, giving a wave's buffers back in one tick stalled the worker,

@@ -10,7 +10,8 @@
  *
  * munmap is this file's own (the executable's definition comes before
  * libc's for bufpool.c's calls): it counts the calls and bytes, and
- * unmaps by the system call. */
+ * unmaps by the system call. An ASan build keeps malloc's buffers
+ * (BUFPOOL_OWN_MAPS 0), and the checks say what it does instead. */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -229,10 +230,13 @@ START_TEST(test_trim_gives_back_a_bounded_amount)
 		munmaps = 0;
 		unmapped = 0;
 		bufpool_trim(&pool, 0);
-		ck_assert_uint_le(munmaps, BUFPOOL_TRIM_MAX);
-		ck_assert_uint_le(unmapped, BUFPOOL_TRIM_BYTES);
-		ck_assert_uint_eq(unmapped, (size_t)(last - pool.nfree[CLASS]) * BIG);
-		ck_assert_uint_lt(pool.nfree[CLASS], last);
+		unsigned gone = last - pool.nfree[CLASS];
+		ck_assert_uint_gt(gone, 0);
+		ck_assert_uint_le((size_t)gone * BIG, BUFPOOL_TRIM_BYTES);
+		/* One call a run of neighbours; one free a buffer where malloc's
+		 * are kept (an ASan build). */
+		ck_assert_uint_le(BUFPOOL_OWN_MAPS ? munmaps : gone, BUFPOOL_TRIM_MAX);
+		ck_assert_uint_eq(unmapped, BUFPOOL_OWN_MAPS ? (size_t)gone * BIG : 0);
 		last = pool.nfree[CLASS];
 		trims++;
 	}
@@ -250,7 +254,8 @@ START_TEST(test_trim_gives_back_a_bounded_amount)
 }
 END_TEST
 
-/* Buffers side by side go back in one munmap each run. */
+/* Buffers side by side go back in one munmap each run (an ASan build
+ * keeps malloc's buffers, which free() gives back: no munmap of ours). */
 START_TEST(test_neighbours_go_in_one_munmap)
 {
 	take(64);
@@ -259,8 +264,8 @@ START_TEST(test_neighbours_go_in_one_munmap)
 	bufpool_trim(&pool, 0);
 	bufpool_trim(&pool, 0); /* a tick no one used them: all go */
 	ck_assert_uint_eq(pool.nfree[CLASS], 0);
-	ck_assert_uint_eq(unmapped, 64 * (size_t)BIG);
-	ck_assert_uint_eq(munmaps, runs);
+	ck_assert_uint_eq(unmapped, BUFPOOL_OWN_MAPS ? 64 * (size_t)BIG : 0);
+	ck_assert_uint_eq(munmaps, BUFPOOL_OWN_MAPS ? runs : 0);
 }
 END_TEST
 
@@ -279,16 +284,19 @@ START_TEST(test_takers_get_the_lowest_first)
 	qsort(v, n, sizeof(*v), by_address);
 	give(n);
 	bufpool_trim(&pool, 0);
-	bufpool_trim(&pool, 0); /* all but 10 go, within the bytes */
-	ck_assert_uint_eq(pool.nfree[CLASS], 10);
-	take(10);
-	for (unsigned i = 0; i < 10; i++)
+	bufpool_trim(&pool, 0); /* all would go; the bounds keep some */
+	unsigned left = pool.nfree[CLASS];
+	ck_assert_uint_gt(left, 0);
+	ck_assert_uint_lt(left, n);
+	take(left);
+	for (unsigned i = 0; i < left; i++)
 		ck_assert_ptr_eq(held[i], v[i]);
-	give(10);
+	give(left);
 }
 END_TEST
 
-/* The bytes one trim may give back go to the largest class first. */
+/* What one trim may give back goes to the largest class first: the
+ * smaller one keeps all of its buffers while the larger has some left. */
 START_TEST(test_trim_frees_the_largest_first)
 {
 	unsigned n = (unsigned)(BUFPOOL_TRIM_BYTES / BIG) + 10;
@@ -297,12 +305,16 @@ START_TEST(test_trim_frees_the_largest_first)
 	take_small(8);
 	take(n);
 	give(n);
+	bufpool_trim(&pool, 0); /* the tick they were used in */
+	unsigned trims = 0;
+	do {
+		bufpool_trim(&pool, 0); /* ticks no one used either class */
+		trims++;
+		if (pool.nfree[CLASS] > 0)
+			ck_assert_uint_eq(pool.nfree[0], 8);
+	} while (pool.nfree[CLASS] > 0);
+	ck_assert_uint_ge(trims, 2);
 	bufpool_trim(&pool, 0);
-	bufpool_trim(&pool, 0); /* a tick no one used either class */
-	ck_assert_uint_eq(pool.nfree[CLASS], 10);
-	ck_assert_uint_eq(pool.nfree[0], 8);
-	bufpool_trim(&pool, 0);
-	ck_assert_uint_eq(pool.nfree[CLASS], 0);
 	ck_assert_uint_eq(pool.nfree[0], 0);
 }
 END_TEST
