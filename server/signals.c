@@ -108,11 +108,6 @@ static bool all_finished(struct worker *workers, unsigned n)
 	return true;
 }
 
-/* How long SIGINT and SIGQUIT wait for the workers' last log lines: a
- * worker stuck writing to a log reader that stopped reading must not hold
- * the exit. */
-#define QUIT_WAIT_S 2
-
 /* SIGINT, SIGQUIT: exit at once, but with the access log complete: each
  * worker logs the responses it cuts and writes its lines out first. */
 static _Noreturn void quit_now(struct worker *workers, unsigned n, struct run *r, int sig)
@@ -123,10 +118,11 @@ static _Noreturn void quit_now(struct worker *workers, unsigned n, struct run *r
 	for (unsigned i = 0; i < n; i++)
 		worker_request_quit(&workers[i]);
 	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += QUIT_WAIT_S;
+	deadline.tv_sec += WORKER_QUIT_WAIT_S;
 	for (unsigned i = 0; i < n; i++)
 		if (!worker_wait_until(&workers[i], &deadline))
-			log_msg(LOG_WARN, "worker %u did not stop within %d s", i, QUIT_WAIT_S);
+			log_msg(LOG_WARN, "worker %u did not stop within %d s", i,
+				WORKER_QUIT_WAIT_S);
 	run_remove_files(r);
 	privsep_close(&r->helper);
 	_exit(0);

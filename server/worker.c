@@ -23,9 +23,9 @@
 
 /* How long after SIGINT a cut response's line may wait for its
  * connection's operations in flight (a read from a slow disk, a listing):
- * signals.c's quit_now gives the workers 2 s (QUIT_WAIT_S) before it
- * exits, and a tick may come TICK_MS late. */
-#define QUIT_LOG_MS 1000
+ * half of what the process waits for the workers before it exits, since a
+ * tick may come TICK_MS late. */
+#define QUIT_LOG_MS (WORKER_QUIT_WAIT_S * 1000 / 2)
 
 #define ACCEPT_RETRY_MS 100
 

@@ -33,6 +33,11 @@ void worker_request_stop(struct worker *w);
  * access log written out; then its thread ends. */
 void worker_request_quit(struct worker *w);
 
+/* How long SIGINT and SIGQUIT wait for the workers' last log lines
+ * (signals.c): a worker stuck writing to a log reader that stopped reading
+ * must not hold the exit. */
+#define WORKER_QUIT_WAIT_S 2
+
 /* The worker's thread has ended (worker_join will not wait). */
 bool worker_finished(struct worker *w);
 

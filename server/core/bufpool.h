@@ -2,10 +2,9 @@
  * HTTP/2 batches), so that a request costs no mmap/munmap pair: buffers of
  * 64 KiB and more are mappings of their own (BUFPOOL_MAP_MIN), and freeing
  * one after each response made two syscalls and a TLB shootdown per
- * request. Buffers come
- * in power-of-two classes from 16 KiB to 4 MiB. A buffer given back stays
- * in its class's list, and the worker's timer (bufpool_trim) hands the
- * system what a class holds beyond its recent peak of buffers in use at
+ * request. Buffers come in power-of-two classes from 16 KiB to 4 MiB. A
+ * buffer given back stays in its class's list, and the worker's timer
+ * (bufpool_trim) hands the system what a class holds beyond its recent peak of buffers in use at
  * once and a margin: a steady load, whose number in use moves from one
  * moment to the next, keeps what it cycles through; a class no one used
  * for a whole tick keeps nothing of that peak, and nothing at all once the
