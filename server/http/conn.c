@@ -408,7 +408,7 @@ void conn_check_deadline(struct conn *c, uint64_t now_ms)
 		return;
 	hold(c);
 	sock_tick(c->sock, now_ms);
-	if (c->state == CONN_PROTO)
+	if (c->state == CONN_PROTO && c->proto->tick)
 		c->proto->tick(c);
 	if (c->state != CONN_CLOSING && c->deadline_ms && now_ms >= c->deadline_ms) {
 		switch (c->state) {
@@ -440,7 +440,7 @@ void conn_tally(const struct conn *c, uint64_t by_state[STAT_CONN_STATES],
 		by_state[STAT_CONN_HANDSHAKE]++;
 		break;
 	case CONN_PROTO:
-		by_state[c->proto->activity(c)]++;
+		by_state[c->proto->activity ? c->proto->activity(c) : c->activity]++;
 		break;
 	case CONN_LINGER:
 	case CONN_CLOSING:
