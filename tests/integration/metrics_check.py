@@ -298,6 +298,16 @@ def gauges(argv):
     tls.close()
 
 
+def writing(argv):
+    """A response the client does not read counts as writing, until it goes."""
+    pport, sport = int(argv[0]), int(argv[1])
+    plain = socket.create_connection(("127.0.0.1", pport), timeout=30)
+    plain.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    plain.sendall(b"GET /big.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    print("writing %d" % wait_metrics(sport, "ktlsd_connections", {"state": "writing"}, 1))
+    plain.close()
+
+
 def silent(argv):
     sport = int(argv[0])
     quiet = socket.create_connection(("127.0.0.1", sport), timeout=30)
@@ -347,7 +357,7 @@ def overlong(argv):
 
 def main():
     cmds = {"expect": expect, "json": check_json, "resume": resume, "gauges": gauges,
-            "silent": silent, "overlong": overlong}
+            "writing": writing, "silent": silent, "overlong": overlong}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         raise SystemExit(__doc__)
     cmds[sys.argv[1]](sys.argv[2:])

@@ -139,6 +139,10 @@ expect_eq "status listener: a silent client blocks no scrape and is closed" "$OU
 mexpect "/metrics: the scrapes counted nothing" \
 	'ktlsd_requests_total==12' \
 	"ktlsd_connections_accepted_total==$accepted"
+# A download its client does not read is a connection writing (after the
+# counts above: it is a request of its own).
+py_client 60 "$MPY" writing "$PPORT" "$SPORT"
+expect_match "gauges: an unread download shows as writing" "$OUT" '^writing [1-9]'
 stop_ktlsd
 
 # ---- /healthz and --drain-delay: a load balancer drains the node first ----
